@@ -1,0 +1,15 @@
+/// The `callback` backend: the machine is driven in place by whichever thread holds the drain
+/// role — the thread whose `send` found the loop idle, or an effect's thread, or the one that
+/// called `stop()`. Events queued meanwhile by other threads are drained in the same pass, so
+/// there is no thread hop and no task per event.
+@usableFromInline
+final class CallbackDriver<State: Sendable, Event: Sendable>: @unchecked Sendable {
+    // @unchecked: `machine` is touched only by the holder of the drain role. The role is taken and
+    // released under `LoopCore.lock` (see `CoreState`), which orders every access between threads.
+    @usableFromInline let machine: Machine<State, Event>
+
+    @inlinable
+    init(machine: Machine<State, Event>) {
+        self.machine = machine
+    }
+}

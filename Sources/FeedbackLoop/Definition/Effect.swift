@@ -1,0 +1,75 @@
+/// The work a feedback starts for a value of its query.
+///
+/// An effect is a description; the loop runs it when a feedback asks and stops it when the
+/// feedback's query changes or goes away, or when the loop stops. Every event an effect sends goes
+/// through the loop's queue, so the effect can never change state directly and can never
+/// re-enter the reducer.
+///
+/// Once the loop has cancelled an effect, nothing it sends changes state again: events it sends
+/// afterwards are dropped and counted in ``LoopStatistics/eventsDroppedFromCancelledEffects``, and
+/// so are events it sent earlier that had not been reduced yet when it was cancelled.
+public struct Effect<Event: Sendable>: Sendable {
+    @usableFromInline
+    enum Work: Sendable {
+        case none
+        case send([Event])
+        case run(TaskPriority?, @Sendable (Sink<Event>) async throws -> Void)
+        case callback(@Sendable (Sink<Event>) -> Cancellation)
+    }
+
+    @usableFromInline let work: Work
+
+    @inlinable init(_ work: Work) { self.work = work }
+
+    /// No work: the feedback's query is noted and nothing runs.
+    public static var none: Effect { Effect(.none) }
+
+    /// Events to enqueue at once, in order, when the effect starts.
+    ///
+    /// They are queued behind the events already waiting, never reduced inside the call that
+    /// started the effect, so a feedback can answer every state with an event without growing the
+    /// stack. A `send` effect finishes as it starts, so there is nothing for the loop to cancel.
+    @inlinable
+    public static func send(_ events: Event...) -> Effect { Effect(.send(events)) }
+
+    /// Events to enqueue at once, in order, when the effect starts. See ``send(_:)``.
+    @inlinable
+    public static func send(contentsOf events: some Sequence<Event>) -> Effect {
+        Effect(.send(Array(events)))
+    }
+
+    /// Asynchronous work that runs in its own `Task`, sending events through `sink`.
+    ///
+    /// The loop cancels the task when the query that started it changes or goes away, or when the
+    /// loop stops; `body` sees that as ordinary task cancellation (`Task.isCancelled`,
+    /// `CancellationError` from `Task.sleep`, `withTaskCancellationHandler`). ``Loop/stop()``
+    /// returns only after every such task has returned.
+    ///
+    /// An error thrown by `body` neither crashes nor stops the loop: it is counted in
+    /// ``LoopStatistics/effectsFailed`` and handed to ``LoopConfiguration/onEffectError``. Errors
+    /// thrown after the loop cancelled the effect are expected and ignored.
+    @inlinable
+    public static func run(
+        priority: TaskPriority? = nil,
+        _ body: @escaping @Sendable (_ send: Sink<Event>) async throws -> Void
+    ) -> Effect {
+        Effect(.run(priority, body))
+    }
+
+    /// Callback-style work: `body` starts it on the loop's drain thread and returns how to stop it.
+    ///
+    /// Use it for a `DispatchSourceTimer`, a NIO future, a delegate or any API that calls back.
+    /// The loop calls the returned ``Cancellation`` exactly once when the query changes or goes
+    /// away, or when the loop stops. Work that completes by itself should call
+    /// ``Sink/finish()`` so that the loop no longer counts it as running (``Loop/waitUntilIdle()``
+    /// waits for running effects).
+    ///
+    /// `body` must return promptly: it runs while the loop holds its drain role, so events sent
+    /// from inside it are queued and reduced after it returns.
+    @inlinable
+    public static func callback(
+        _ body: @escaping @Sendable (_ sink: Sink<Event>) -> Cancellation
+    ) -> Effect {
+        Effect(.callback(body))
+    }
+}

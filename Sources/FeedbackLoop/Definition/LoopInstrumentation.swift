@@ -1,0 +1,88 @@
+/// Hooks that see everything a ``Loop`` does: each transition, each effect's life, each dropped
+/// event. The raw material for logs, metrics, recordings and state diagrams.
+///
+/// Every hook is optional and costs nothing when `nil`. ``onTransition`` runs on the thread that
+/// holds the drain role, right after the reducer and before feedbacks and observers see the new
+/// state, so transitions arrive one at a time and in order. ``onEffect`` and ``onDrop`` run on
+/// whichever thread caused them (the drain thread, an effect's task, a sender). Hooks must not
+/// block; they may call ``Loop/send(_:)``.
+public struct LoopInstrumentation<State: Sendable, Event: Sendable>: Sendable {
+    /// Sees the state before the reducer ran, the event, and the state it produced.
+    public var onTransition: (@Sendable (_ before: State, _ event: Event, _ after: State) -> Void)?
+    /// Sees each effect start, finish, fail or get cancelled.
+    public var onEffect: (@Sendable (_ event: EffectLifecycleEvent) -> Void)?
+    /// Sees each event the loop did not reduce, with the reason.
+    public var onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)?
+
+    public init(
+        onTransition: (@Sendable (_ before: State, _ event: Event, _ after: State) -> Void)? = nil,
+        onEffect: (@Sendable (_ event: EffectLifecycleEvent) -> Void)? = nil,
+        onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)? = nil
+    ) {
+        self.onTransition = onTransition
+        self.onEffect = onEffect
+        self.onDrop = onDrop
+    }
+
+    /// One instrumentation that calls each of `instrumentations` in turn.
+    public static func combining(_ instrumentations: [LoopInstrumentation]) -> LoopInstrumentation {
+        let transitions = instrumentations.compactMap(\.onTransition)
+        let effects = instrumentations.compactMap(\.onEffect)
+        let drops = instrumentations.compactMap(\.onDrop)
+        var combined = LoopInstrumentation()
+        if !transitions.isEmpty {
+            combined.onTransition = { before, event, after in
+                for hook in transitions { hook(before, event, after) }
+            }
+        }
+        if !effects.isEmpty {
+            combined.onEffect = { event in
+                for hook in effects { hook(event) }
+            }
+        }
+        if !drops.isEmpty {
+            combined.onDrop = { event, reason in
+                for hook in drops { hook(event, reason) }
+            }
+        }
+        return combined
+    }
+}
+
+/// Why a ``Loop`` did not reduce an event.
+public enum DropReason: String, Sendable, Hashable, CaseIterable {
+    /// Sent after ``Loop/stop()`` began or after the loop was released.
+    case afterStop
+    /// Sent with ``Loop/send(_:)`` while a ``EventCapacity/bounded(_:)`` queue was full.
+    case overCapacity
+    /// Sent by an effect that the loop had cancelled.
+    case fromCancelledEffect
+    /// Still queued when ``Loop/stop()`` began.
+    case discardedAtStop
+}
+
+/// A step in an effect's life, as seen by ``LoopInstrumentation/onEffect``.
+public struct EffectLifecycleEvent: Sendable, Hashable, CustomStringConvertible {
+    /// What happened.
+    public enum Kind: Sendable, Hashable {
+        case started
+        case finished
+        case cancelled
+        /// The effect threw while running; the error's description.
+        case failed(String)
+    }
+
+    /// The effect's identity, unique within its loop.
+    public let effect: UInt64
+    /// The position of the feedback that started it in the loop's `feedbacks` array.
+    public let feedback: Int
+    public let kind: Kind
+
+    public init(effect: UInt64, feedback: Int, kind: Kind) {
+        self.effect = effect
+        self.feedback = feedback
+        self.kind = kind
+    }
+
+    public var description: String { "effect \(effect) of feedback \(feedback): \(kind)" }
+}

@@ -1,0 +1,38 @@
+/// Counters a ``Loop`` keeps about its own life, read with ``Loop/statistics``.
+///
+/// Nothing the loop refuses or drops goes uncounted: every event is either reduced or counted in
+/// exactly one of the `eventsDropped…`/`eventsDiscarded…` counters. Every effect that started is,
+/// at any quiet moment, in exactly one of running, finished, cancelled or failed:
+/// `effectsStarted == effectsRunning + effectsFinished + effectsCancelled + effectsFailed`.
+public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
+    /// Events the reducer has run on.
+    public var eventsReduced: Int = 0
+    /// Events sent after ``Loop/stop()`` began, or after the loop was released.
+    public var eventsDroppedAfterStop: Int = 0
+    /// Externally sent events refused because a ``EventCapacity/bounded(_:)`` queue was full.
+    public var eventsDroppedOverCapacity: Int = 0
+    /// Events sent by effects that the loop had already cancelled.
+    public var eventsDroppedFromCancelledEffects: Int = 0
+    /// Events that were queued but not yet reduced when ``Loop/stop()`` began.
+    public var eventsDiscardedAtStop: Int = 0
+    /// Effects started, of every kind but ``Effect/none``.
+    public var effectsStarted: Int = 0
+    /// Effects that completed by themselves.
+    public var effectsFinished: Int = 0
+    /// Effects the loop cancelled: their query changed or went away, or the loop stopped.
+    public var effectsCancelled: Int = 0
+    /// Effects whose `.run` body threw while still running.
+    public var effectsFailed: Int = 0
+    /// Effects started and not yet ended. A cancelled `.run` effect counts as running until its
+    /// task returns.
+    public var effectsRunning: Int = 0
+
+    public init() {}
+
+    public var description: String {
+        "reduced \(eventsReduced), dropped after stop \(eventsDroppedAfterStop), over capacity "
+            + "\(eventsDroppedOverCapacity), from cancelled effects \(eventsDroppedFromCancelledEffects), "
+            + "discarded at stop \(eventsDiscardedAtStop); effects started \(effectsStarted), finished "
+            + "\(effectsFinished), cancelled \(effectsCancelled), failed \(effectsFailed), running \(effectsRunning)"
+    }
+}

@@ -1,0 +1,70 @@
+import Synchronization
+
+/// The identity and life of one running effect, shared by the feedback that started it, the
+/// effect's ``Sink`` and the loop's registry of running effects.
+///
+/// Its status moves once, from running to finished or to cancelled, by compare-and-exchange, so
+/// an effect is cancelled at most once and never both finished and cancelled.
+@usableFromInline
+final class EffectHandle: Sendable {
+    @usableFromInline let id: UInt64
+    @usableFromInline let feedback: Int
+    @usableFromInline let status: Atomic<UInt8>
+
+    @usableFromInline static var running: UInt8 { 0 }
+    @usableFromInline static var finished: UInt8 { 1 }
+    @usableFromInline static var cancelled: UInt8 { 2 }
+
+    @inlinable
+    init(id: UInt64, feedback: Int) {
+        self.id = id
+        self.feedback = feedback
+        self.status = Atomic(Self.running)
+    }
+
+    @inlinable
+    var isCancelled: Bool { status.load(ordering: .acquiring) == Self.cancelled }
+
+    @inlinable
+    var isRunning: Bool { status.load(ordering: .acquiring) == Self.running }
+
+    /// Moves running → cancelled; `false` if the effect had already ended.
+    @inlinable
+    func markCancelled() -> Bool {
+        status.compareExchange(expected: Self.running, desired: Self.cancelled, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Moves running → finished; `false` if the effect had already ended.
+    @inlinable
+    func markFinished() -> Bool {
+        status.compareExchange(expected: Self.running, desired: Self.finished, ordering: .acquiringAndReleasing).exchanged
+    }
+}
+
+/// A running effect in the loop's registry: what identifies it and how to stop it.
+@usableFromInline
+struct RunningEffect: Sendable {
+    @usableFromInline let handle: EffectHandle
+    @usableFromInline let stopper: EffectStopper
+
+    @inlinable
+    init(handle: EffectHandle, stopper: EffectStopper) {
+        self.handle = handle
+        self.stopper = stopper
+    }
+}
+
+/// How the loop stops a running effect.
+@usableFromInline
+enum EffectStopper: Sendable {
+    case task(Task<Void, Never>)
+    case cancellation(Cancellation)
+
+    @inlinable
+    func stop() {
+        switch self {
+        case .task(let task): task.cancel()
+        case .cancellation(let cancellation): cancellation.cancel()
+        }
+    }
+}

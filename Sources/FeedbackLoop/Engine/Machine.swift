@@ -1,0 +1,107 @@
+/// What a feedback becomes inside a running loop: called with every state, in order, and the
+/// event that produced it (`nil` for the initial state). It keeps its own memory (the last query,
+/// the effects it runs) and starts and cancels effects through `Effects`.
+@usableFromInline
+typealias Reactor<State: Sendable, Event: Sendable> = (State, Event?, Effects<State, Event>) -> Void
+
+/// The single owner of a loop's state: the state itself, the reducer, the running feedbacks and
+/// the observers. Both backends drive the same machine; only who holds it differs (the drain-role
+/// thread for `callback`, the actor for `actor`). It is never touched concurrently, which is why
+/// it needs no lock and is not `Sendable`.
+@usableFromInline
+final class Machine<State: Sendable, Event: Sendable> {
+    @usableFromInline var state: State
+    @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
+    @usableFromInline var reactors: [Reactor<State, Event>]
+    @usableFromInline var observers: [ObserverEntry<State>] = []
+    /// The queue buffer the drain loop swaps with the shared queue, kept to reuse its capacity.
+    @usableFromInline var spare: [QueueItem<State, Event>] = []
+    /// Counts since the last batch was published.
+    @usableFromInline var reduced = 0
+    @usableFromInline var droppedFromCancelledEffects = 0
+
+    @inlinable
+    init(initial: State, reduce: @escaping @Sendable (inout State, Event) -> Void, feedbacks: [Feedback<State, Event>]) {
+        self.state = initial
+        self.reduce = reduce
+        self.reactors = feedbacks.map { $0.makeReactor() }
+    }
+
+    /// Handles one queue item. Runs only in the drain role.
+    @inlinable
+    func handle(_ item: QueueItem<State, Event>, core: LoopCore<State, Event>) {
+        switch item {
+        case .event(let event, let handle):
+            if let handle, handle.isCancelled {
+                droppedFromCancelledEffects &+= 1
+                core.instrumentation?.onDrop?(event, .fromCancelledEffect)
+                return
+            }
+            step(event, core: core)
+        case .submit(let event, let reply):
+            step(event, core: core)
+            reply.resume(returning: state)
+        case .start:
+            for index in reactors.indices {
+                reactors[index](state, nil, Effects(core: core, feedback: index))
+            }
+        case .addObserver(let observer):
+            observer.onState(state)
+            observers.append(observer)
+        case .removeObserver(let id):
+            observers.removeAll { $0.id == id }
+        }
+    }
+
+    @inlinable
+    func step(_ event: Event, core: LoopCore<State, Event>) {
+        if let onTransition = core.instrumentation?.onTransition {
+            let before = state
+            reduce(&state, event)
+            onTransition(before, event, state)
+        } else {
+            reduce(&state, event)
+        }
+        reduced &+= 1
+        for index in reactors.indices {
+            reactors[index](state, event, Effects(core: core, feedback: index))
+        }
+        for observer in observers {
+            observer.onState(state)
+        }
+    }
+
+    /// The loop stopped: observers hear it once, and feedbacks (with whatever they captured) go.
+    @inlinable
+    func tearDown() {
+        let observers = self.observers
+        self.observers = []
+        reactors = []
+        for observer in observers { observer.onStop?() }
+    }
+}
+
+/// The door through which a running feedback starts and cancels effects.
+@usableFromInline
+struct Effects<State: Sendable, Event: Sendable> {
+    @usableFromInline let core: LoopCore<State, Event>
+    @usableFromInline let feedback: Int
+
+    @inlinable
+    init(core: LoopCore<State, Event>, feedback: Int) {
+        self.core = core
+        self.feedback = feedback
+    }
+
+    /// Starts `effect`; the handle to cancel it, or `nil` when there is nothing to cancel.
+    @inlinable
+    func start(_ effect: Effect<Event>) -> EffectHandle? {
+        core.start(effect, feedback: feedback)
+    }
+
+    /// Cancels a running effect; does nothing if it already ended.
+    @inlinable
+    func cancel(_ handle: EffectHandle) {
+        core.cancel(handle)
+    }
+}

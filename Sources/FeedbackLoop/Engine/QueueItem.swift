@@ -1,0 +1,44 @@
+/// One entry in a loop's queue. Everything that must happen in order with the reducer —
+/// events, the start of the feedbacks, observers joining and leaving — travels through the same
+/// FIFO queue and is handled by whoever holds the drain role.
+@usableFromInline
+enum QueueItem<State: Sendable, Event: Sendable>: Sendable {
+    /// An event from ``Loop/send(_:)`` (no handle) or from an effect (its handle).
+    case event(Event, EffectHandle?)
+    /// An event from ``Loop/sendAndWait(_:)``: the reply gets the state right after it.
+    case submit(Event, CheckedContinuation<State, any Error>)
+    /// The loop's first step: every feedback sees the initial state.
+    case start
+    case addObserver(ObserverEntry<State>)
+    case removeObserver(Int)
+}
+
+/// An observer of states: `onState` for each state in order, `onStop` once when the loop stops.
+@usableFromInline
+struct ObserverEntry<State: Sendable>: Sendable {
+    @usableFromInline let id: Int
+    @usableFromInline let onState: @Sendable (State) -> Void
+    @usableFromInline let onStop: (@Sendable () -> Void)?
+
+    @inlinable
+    init(id: Int, onState: @escaping @Sendable (State) -> Void, onStop: (@Sendable () -> Void)?) {
+        self.id = id
+        self.onState = onState
+        self.onStop = onStop
+    }
+}
+
+/// A ``Loop/sendAndWait(_:)`` call waiting for room in a full bounded queue.
+@usableFromInline
+struct ParkedSubmit<State: Sendable, Event: Sendable>: Sendable {
+    @usableFromInline let id: UInt64
+    @usableFromInline let event: Event
+    @usableFromInline let reply: CheckedContinuation<State, any Error>
+
+    @inlinable
+    init(id: UInt64, event: Event, reply: CheckedContinuation<State, any Error>) {
+        self.id = id
+        self.event = event
+        self.reply = reply
+    }
+}

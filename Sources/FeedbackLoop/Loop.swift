@@ -1,0 +1,218 @@
+/// A unidirectional state machine: one state, changed only by a pure reducer in response to
+/// events, with feedbacks that run effects while the state asks for them.
+///
+/// ```swift
+/// let loop = Loop(
+///     initial: Counter.State(),
+///     reduce: Counter.reduce,
+///     feedbacks: [
+///         .whenBecomesTrue({ $0.isTicking }) { _ in
+///             .run { send in
+///                 while true {
+///                     try await Task.sleep(for: .seconds(1))
+///                     send(.tick)
+///                 }
+///             }
+///         },
+///     ],
+///     backend: .actor
+/// )
+/// loop.send(.start)
+/// for await state in loop.states { print(state.count) }
+/// ```
+///
+/// ## Ordering
+/// Events are reduced one at a time, in the order their ``send(_:)`` calls returned (so each
+/// sender's events keep their order). Every state the reducer produces reaches every feedback,
+/// then every observer, in order; none is skipped. Events sent from inside the loop — by an
+/// observer, a feedback, an effect starting, an event source attaching — join the back of the
+/// queue; the reducer is never re-entered and the stack never grows with a chain of events.
+///
+/// ## Threading
+/// A loop is `Sendable`: send from any thread or task. With ``Backend/callback`` the reducer,
+/// feedbacks and observers run on whichever thread holds the drain role (the sender that found
+/// the loop idle drains the queue before its `send` returns); with ``Backend/actor`` they run on
+/// the loop's actor and `send` only enqueues. Either way they never run concurrently with each
+/// other.
+///
+/// ## Cancellation and lifetime
+/// An effect is cancelled when its query changes or goes away, and every effect is cancelled
+/// when the loop stops. Once cancelled, an effect can no longer change state: its events are
+/// dropped and counted. ``stop()`` returns only when every effect has ended. Releasing the last
+/// reference to a running loop stops it the same way without waiting, and cancelling a task
+/// that is inside ``run()`` stops it too.
+public final class Loop<State: Sendable, Event: Sendable>: Sendable {
+    @usableFromInline let core: LoopCore<State, Event>
+
+    /// The backend running this loop.
+    public let backend: Backend
+
+    /// Creates a loop and starts it: every feedback sees `initial` at once and starts its
+    /// effects.
+    ///
+    /// - Parameters:
+    ///   - initial: The first state.
+    ///   - reduce: The only place state changes. It must be pure and fast: it runs on the drain
+    ///     thread or the loop's actor, and everything else waits for it.
+    ///   - feedbacks: The rules that start and cancel effects; see ``Feedback``.
+    ///   - backend: The engine; see ``Backend``.
+    ///   - configuration: Capacity, logging and the effect-error hook.
+    ///   - instrumentation: Hooks that see each transition, effect and dropped event.
+    public init(
+        initial: State,
+        reduce: @escaping @Sendable (inout State, Event) -> Void,
+        feedbacks: [Feedback<State, Event>] = [],
+        backend: Backend = .callback,
+        configuration: LoopConfiguration = LoopConfiguration(),
+        instrumentation: LoopInstrumentation<State, Event>? = nil
+    ) {
+        self.backend = backend
+        self.core = LoopCore(
+            initial: initial,
+            reduce: reduce,
+            feedbacks: feedbacks,
+            backend: backend,
+            configuration: configuration,
+            instrumentation: instrumentation)
+        core.start()
+    }
+
+    deinit {
+        core.beginStop()
+    }
+
+    /// Sends an event into the loop. Returns at once and never waits for effects.
+    ///
+    /// With ``Backend/callback``, if no other thread is draining, the event (and anything queued
+    /// meanwhile) is reduced before `send` returns; otherwise it is queued for the thread that is.
+    /// With ``Backend/actor`` the event is queued and the actor woken if needed.
+    ///
+    /// After ``stop()`` began the event is dropped, counted in
+    /// ``LoopStatistics/eventsDroppedAfterStop`` and logged the first time; it never traps. A full
+    /// ``EventCapacity/bounded(_:)`` queue drops it the same way
+    /// (``LoopStatistics/eventsDroppedOverCapacity``).
+    @inlinable
+    public func send(_ event: Event) {
+        core.receive(event, from: nil)
+    }
+
+    /// Sends an event and returns the state right after the reducer ran on it — for
+    /// request/response code such as an HTTP handler.
+    ///
+    /// Ordered with ``send(_:)`` calls like any other event. When a bounded queue is full it
+    /// waits, in arrival order, for room instead of dropping the event.
+    ///
+    /// - Throws: ``LoopError/stopped`` if the loop stopped before the event was reduced;
+    ///   ``LoopError/cancelled`` if the calling task was cancelled while waiting for room (the
+    ///   event was then never queued). Once queued, an event is reduced even if the caller is
+    ///   cancelled.
+    @discardableResult
+    public func sendAndWait(_ event: Event) async throws -> State {
+        try await core.submit(event)
+    }
+
+    /// The latest published state: the state after the last batch of events the loop finished.
+    ///
+    /// A snapshot, safe to read from any thread. To follow every state, use ``observe(_:)`` or
+    /// ``states``.
+    public var state: State {
+        core.published
+    }
+
+    /// Counters of events reduced and dropped and of effects started and ended.
+    public var statistics: LoopStatistics {
+        core.statistics
+    }
+
+    /// Calls `observer` with the current state, then with every later state, in order, none
+    /// skipped, until the returned ``Observation`` is cancelled or released, or the loop stops.
+    ///
+    /// The observer runs where the reducer runs (see ``Loop``), one call at a time; it must be
+    /// quick and may call ``send(_:)``. Observing a stopped loop calls `observer` once with the
+    /// final state.
+    public func observe(_ observer: @escaping @Sendable (State) -> Void) -> Observation {
+        guard let id = core.addObserver(onState: observer, onStop: nil) else {
+            return Observation {}
+        }
+        return Observation { [core] in core.removeObserver(id) }
+    }
+
+    /// Every state as an `AsyncSequence`: the current state first, then each new one in order,
+    /// buffering all that the reader has not taken yet. Finishes when the loop stops.
+    ///
+    /// A reader slower than the loop makes the buffer grow; use
+    /// ``states(bufferingPolicy:)`` with `.bufferingNewest(n)` to keep memory bounded at the cost
+    /// of skipping intermediate states.
+    public var states: AsyncStream<State> {
+        states(bufferingPolicy: .unbounded)
+    }
+
+    /// Every state as an `AsyncSequence`, with a chosen policy for a reader slower than the loop:
+    /// `.unbounded` (the default of ``states``) keeps every state; `.bufferingNewest(n)` keeps
+    /// the latest `n` and drops older unread ones; `.bufferingOldest(n)` keeps the first `n`
+    /// unread and drops newer ones. The current state comes first; the stream finishes when the
+    /// loop stops, and ending the iteration removes the subscriber.
+    public func states(bufferingPolicy: AsyncStream<State>.Continuation.BufferingPolicy) -> AsyncStream<State> {
+        let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: bufferingPolicy)
+        let id = core.addObserver(
+            onState: { continuation.yield($0) },
+            onStop: { continuation.finish() })
+        if let id {
+            continuation.onTermination = { [core] _ in core.removeObserver(id) }
+        }
+        return stream
+    }
+
+    /// Returns when the loop is idle: no event queued or being reduced and no effect running.
+    ///
+    /// For tests and orderly hand-offs. A loop with a never-ending effect (an `events` source, a
+    /// timer) never becomes idle; a stopped loop is idle.
+    public func waitUntilIdle() async {
+        await core.waitUntilIdle()
+    }
+
+    /// Suspends until the loop stops; cancelling the calling task stops the loop. Returns once
+    /// every effect has ended.
+    ///
+    /// The way to tie a loop's life to a task — a service's `run()`, a view's `.task {}`.
+    public func run() async {
+        await withTaskCancellationHandler {
+            await core.waitUntilStopped()
+        } onCancel: {
+            core.beginStop()
+        }
+    }
+
+    /// Stops the loop: nothing is reduced from now on, queued events are discarded (and counted),
+    /// every running effect is cancelled exactly once, observers and ``states`` finish. Returns
+    /// when every effect has ended — every `.run` task has returned and every callback
+    /// cancellation has run.
+    ///
+    /// Idempotent: later calls wait for the same stop.
+    public func stop() async {
+        core.beginStop()
+        await core.waitUntilStopped()
+    }
+}
+
+/// A running observation of a ``Loop``'s states, from ``Loop/observe(_:)``.
+///
+/// Keep it for as long as you want states: cancelling or releasing it ends the observation. The
+/// observer is removed in order with the loop's events, so it may still see states reduced
+/// before the removal took effect.
+public final class Observation: Sendable {
+    private let cancellation: Cancellation
+
+    init(_ onCancel: @escaping @Sendable () -> Void) {
+        self.cancellation = Cancellation(onCancel)
+    }
+
+    /// Ends the observation. Idempotent.
+    public func cancel() {
+        cancellation.cancel()
+    }
+
+    deinit {
+        cancellation.cancel()
+    }
+}

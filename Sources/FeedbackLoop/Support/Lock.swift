@@ -1,0 +1,60 @@
+#if TSAN
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#else
+import Synchronization
+#endif
+
+/// A value and the lock that guards it, in one small type.
+///
+/// Release builds use `Synchronization.Mutex` (the cheapest lock measured on Linux). Builds
+/// compiled with `-Xswiftc -DTSAN` use a pthread mutex instead, because ThreadSanitizer reports
+/// false races inside `Mutex` under contention while it understands pthread mutexes.
+///
+/// Nothing may be resumed, called back or awaited inside `withLock`: callers compute an action
+/// under the lock and perform it after.
+@usableFromInline
+final class Lock<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched inside `withLock`, which holds `mutex` (TSan build) or
+    // is `Mutex`'s own critical region (release build).
+    #if TSAN
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var value: Value
+
+    @inlinable
+    init(_ value: Value) {
+        self.value = value
+        self.mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inlinable
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+    #else
+    @usableFromInline let mutex: Mutex<Value>
+
+    @inlinable
+    init(_ value: sending Value) {
+        self.mutex = Mutex(value)
+    }
+
+    @inlinable
+    func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
+        try mutex.withLock(body)
+    }
+    #endif
+}
