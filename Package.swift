@@ -1,19 +1,36 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+// The core library depends on swift-log alone. Everything heavier lives in its own target (test
+// kit, services, benchmarks, examples) or its own package (Benchmarks/, Integrations/), so that
+// depending on FeedbackLoop stays cheap.
+//
 // ThreadSanitizer cannot see inside `Synchronization.Mutex` (it reports false races under
-// contention), so `Lock` switches to pthread_mutex when the package is built with
+// contention), so the internal `Lock` switches to pthread_mutex when built with
 // `-Xswiftc -DTSAN`. Nothing else changes between the two builds.
 let package = Package(
     name: "FeedbackLoop",
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FeedbackLoop", targets: ["FeedbackLoop"]),
+        .library(name: "FeedbackLoopTesting", targets: ["FeedbackLoopTesting"]),
+        .library(name: "FeedbackLoopServices", targets: ["FeedbackLoopServices"]),
+        .library(name: "FeedbackExamples", targets: ["FeedbackExamples"]),
+        .library(name: "FeedbackBenchmarkScenarios", targets: ["FeedbackBenchmarkScenarios"]),
+        .executable(name: "feedback-bench", targets: ["feedback-bench"]),
+        .executable(name: "feedback-examples", targets: ["feedback-examples"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
+        .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
+        // MARK: The library
         .target(
             name: "FeedbackLoop",
             dependencies: [.product(name: "Logging", package: "swift-log")]
@@ -21,6 +38,73 @@ let package = Package(
         .testTarget(
             name: "FeedbackLoopTests",
             dependencies: ["FeedbackLoop"]
+        ),
+
+        // MARK: Test kit, recording and diagrams
+        .target(
+            name: "FeedbackLoopTesting",
+            dependencies: [
+                "FeedbackLoop",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+            ]
+        ),
+        .testTarget(
+            name: "FeedbackLoopTestingTests",
+            dependencies: ["FeedbackLoopTesting", "FeedbackExamples"]
+        ),
+
+        // MARK: Service integration
+        .target(
+            name: "FeedbackLoopServices",
+            dependencies: [
+                "FeedbackLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "FeedbackLoopServicesTests",
+            dependencies: [
+                "FeedbackLoopServices",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // MARK: Examples from the articles
+        .target(
+            name: "FeedbackExamples",
+            dependencies: ["FeedbackLoop", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+        .executableTarget(
+            name: "feedback-examples",
+            dependencies: [
+                "FeedbackExamples",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "FeedbackExamplesTests",
+            dependencies: ["FeedbackExamples", "FeedbackLoopTesting", .product(name: "Clocks", package: "swift-clocks")]
+        ),
+
+        // MARK: Benchmarks (the package-benchmark suite is a separate package in Benchmarks/)
+        .target(
+            name: "FeedbackBenchmarkScenarios",
+            dependencies: ["FeedbackLoop", .product(name: "Histogram", package: "hdrhistogram-swift")]
+        ),
+        .executableTarget(
+            name: "feedback-bench",
+            dependencies: [
+                "FeedbackBenchmarkScenarios",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "FeedbackBenchmarkScenariosTests",
+            dependencies: ["FeedbackBenchmarkScenarios"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,1 @@
+// Module FeedbackBenchmarkScenarios: being written (see the open issues).

@@ -1,0 +1,1 @@
+// Module FeedbackExamples: being written (see the open issues).

@@ -1,0 +1,1 @@
+// Module FeedbackLoopServices: being written (see the open issues).
