@@ -37,7 +37,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackLoopTests",
-            dependencies: ["FeedbackLoop"]
+            dependencies: ["FeedbackLoop", .product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: Test kit, recording and diagrams

@@ -40,7 +40,7 @@ struct OrderingTests {
                 loop.send(Numbered(sender: sender, sequence: sequence))
             }
         }
-        try await withDeadline("800,000 events to be reduced") { await loop.waitUntilIdle() }
+        try await withDeadline("800,000 events to be reduced", limit: .seconds(300)) { await loop.waitUntilIdle() }
 
         let state = loop.state
         #expect(state.total == senders * perSender)

@@ -70,6 +70,7 @@ struct StopTests {
 
     @Test(arguments: Backend.allCases)
     func eventsStillQueuedWhenStopBeginsAreDiscardedAndCounted(backend: Backend) async throws {
+        await BlockingTurn.shared.acquire()
         let inObserver = Gate()
         let release = DispatchGate()
         let loop = Loop(initial: Counter.State(), reduce: Counter.reduce, backend: backend)
@@ -93,6 +94,7 @@ struct StopTests {
         #expect(statistics.eventsDiscardedAtStop == 10)
         #expect(loop.state.count == 1)
         token.cancel()
+        await BlockingTurn.shared.release()
     }
 
     @Test(arguments: Backend.allCases)

@@ -122,3 +122,30 @@ final class DispatchGate: Sendable {
         }
     }
 }
+
+/// One at a time, across every test in the run: for tests that block a thread on purpose.
+///
+/// Holding an actor loop's drain role means blocking one of the cooperative pool's threads, and
+/// this machine's pool has only as many threads as cores. Two such tests in parallel would starve
+/// every other test; taking turns keeps at least one thread free.
+actor BlockingTurn {
+    static let shared = BlockingTurn()
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            busy = false
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}
