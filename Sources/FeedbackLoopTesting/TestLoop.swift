@@ -18,9 +18,9 @@ import Testing
 ///         backend: backend)
 ///
 ///     await loop.send(.start) { $0.isRunning = true }
-///     await clock.advance(by: .seconds(1))
+///     await loop.advance(clock, by: .seconds(1))
 ///     await loop.receive(.tick) { $0.remaining = 1 }
-///     await clock.advance(by: .seconds(1))
+///     await loop.advance(clock, by: .seconds(1))
 ///     await loop.receive(.tick) {
 ///         $0.remaining = 0
 ///         $0.isRunning = false
@@ -42,7 +42,8 @@ import Testing
 ///
 /// ## Time and effects
 /// Nothing here waits with a sleep. Control time by giving your feedbacks a swift-clocks
-/// `TestClock` and advancing it; control services with fakes. ``receive(_:timeout:assert:sourceLocation:)``
+/// `TestClock` and advancing it with ``advance(_:by:sourceLocation:)``, which waits until the
+/// timer is asleep on the clock; control services with fakes. ``receive(_:timeout:assert:sourceLocation:)``
 /// waits for an effect's event up to ``timeout`` (wall time, only spent when the event is late)
 /// and fails loudly if it never comes.
 ///
