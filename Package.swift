@@ -53,7 +53,12 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackLoopTestingTests",
-            dependencies: ["FeedbackLoopTesting", "FeedbackExamples", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: [
+                "FeedbackLoopTesting",
+                "FeedbackLoopRecording",
+                "FeedbackExamples",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
         ),
         .target(
             name: "FeedbackLoopRecording",
