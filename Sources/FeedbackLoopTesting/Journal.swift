@@ -76,7 +76,7 @@ final class Journal<State: Sendable, Event: Sendable>: Sendable {
 
     /// Returns the first non-nil result of `check`, re-evaluated after every change, or `nil`
     /// once `deadline` has passed.
-    func wait<Result>(
+    nonisolated(nonsending) func wait<Result>(
         until deadline: ContinuousClock.Instant,
         for check: (inout Contents) -> Result?
     ) async -> Result? {

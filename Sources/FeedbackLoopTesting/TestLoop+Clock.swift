@@ -15,7 +15,7 @@ extension TestLoop {
     /// With several effects asleep on the same clock it only knows that one of them is; use it
     /// when one timer runs, and plain `advance(by:)` to move time when no effect should be
     /// waiting (to show that nothing happens).
-    public func advance(
+    nonisolated(nonsending) public func advance(
         _ clock: TestClock<Swift.Duration>,
         by duration: Swift.Duration,
         sourceLocation: SourceLocation = #_sourceLocation

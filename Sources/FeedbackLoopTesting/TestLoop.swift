@@ -143,7 +143,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     ///
     /// Fails if the loop has effect events the test has not received yet (they are skipped),
     /// if an effect threw, or if the loop has stopped.
-    public func send(
+    nonisolated(nonsending) public func send(
         _ event: Event,
         assert expectation: ((inout State) throws -> Void)? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
@@ -204,7 +204,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     /// Without ``Exhaustivity/receivedEvents``, events before the first `event` are skipped.
     ///
     /// - Parameter timeout: How long to wait (wall time); ``timeout`` by default.
-    public func receive(
+    nonisolated(nonsending) public func receive(
         _ event: Event,
         timeout: Duration? = nil,
         assert expectation: ((inout State) throws -> Void)? = nil,
@@ -218,7 +218,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     /// Takes the next event an effect sent, waiting up to `timeout` for it, checks that
     /// `isExpected` accepts it, and checks the change it made. For events whose payload a test
     /// cannot spell out exactly (an error, a generated identifier).
-    public func receive(
+    nonisolated(nonsending) public func receive(
         where isExpected: (Event) -> Bool,
         timeout: Duration? = nil,
         assert expectation: ((inout State) throws -> Void)? = nil,
@@ -229,7 +229,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             assert: expectation, sourceLocation: sourceLocation)
     }
 
-    private func receive(
+    nonisolated(nonsending) private func receive(
         describedAs expected: String,
         matching isExpected: (Event) -> Bool,
         timeout: Duration?,
@@ -298,7 +298,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     ///
     /// Without ``Exhaustivity/effects`` it does not wait for effects: it stops the loop right
     /// away, and events effects had sent but the loop had not reduced yet are discarded.
-    public func finish(
+    nonisolated(nonsending) public func finish(
         timeout: Duration? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
@@ -413,7 +413,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
 
     /// Runs `operation` in its own task and waits for it until `deadline`; `false` if it had
     /// not returned by then (it keeps running).
-    private func bounded(
+    nonisolated(nonsending) private func bounded(
         until deadline: ContinuousClock.Instant,
         _ operation: @escaping @Sendable () async -> Void
     ) async -> Bool {
