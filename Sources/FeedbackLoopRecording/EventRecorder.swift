@@ -54,7 +54,7 @@ public final class EventRecorder<Event: Sendable & Encodable>: Sendable {
     }
 
     /// The instrumentation that records each event the loop reduces. Combine it with others
-    /// through ``FeedbackLoop/LoopInstrumentation/combining(_:)``.
+    /// through `LoopInstrumentation.combining(_:)`.
     public func instrumentation<State: Sendable>(
         for state: State.Type = State.self
     ) -> LoopInstrumentation<State, Event> {

@@ -53,7 +53,7 @@ public struct EventRecording<Event: Sendable & Decodable>: Sendable {
     /// and returns the state right after each event: the state sequence of the recorded run
     /// when `loop` starts from the same initial state with the same reducer and no feedbacks.
     ///
-    /// - Throws: ``FeedbackLoop/LoopError/stopped`` if `loop` stops during the replay.
+    /// - Throws: `LoopError.stopped` if `loop` stops during the replay.
     public func replay<State: Sendable>(into loop: Loop<State, Event>) async throws -> [State] {
         var states: [State] = []
         states.reserveCapacity(events.count)

@@ -1,5 +1,5 @@
-/// One step of a ``FeedbackLoop/Loop``: the state before the reducer ran, the event it reduced,
-/// and the state it produced — what ``FeedbackLoop/LoopInstrumentation/onTransition`` sees.
+/// One step of a `Loop`: the state before the reducer ran, the event it reduced,
+/// and the state it produced — what `LoopInstrumentation.onTransition` sees.
 public struct Transition<State: Sendable, Event: Sendable>: Sendable {
     /// The state the reducer started from.
     public var before: State

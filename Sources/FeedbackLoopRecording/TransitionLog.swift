@@ -19,8 +19,8 @@ public final class TransitionLog<State: Sendable, Event: Sendable>: Sendable {
 
     public init() {}
 
-    /// The instrumentation to pass to ``FeedbackLoop/Loop/init(initial:reduce:feedbacks:backend:configuration:instrumentation:)``
-    /// (or to combine with others through ``FeedbackLoop/LoopInstrumentation/combining(_:)``).
+    /// The instrumentation to pass to `Loop.init(initial:reduce:feedbacks:backend:configuration:instrumentation:)`
+    /// (or to combine with others through `LoopInstrumentation.combining(_:)`).
     /// It appends each transition as the loop reduces it, on the drain thread.
     public var instrumentation: LoopInstrumentation<State, Event> {
         LoopInstrumentation(onTransition: { [entries] before, event, after in

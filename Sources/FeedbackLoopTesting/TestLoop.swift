@@ -3,7 +3,7 @@ import FeedbackLoop
 import FeedbackLoopRecording
 import Testing
 
-/// A ``FeedbackLoop/Loop`` under test: every event the test sends and every event an effect
+/// A `Loop` under test: every event the test sends and every event an effect
 /// sends must be asserted, with the exact change it makes to the state; the test fails on an
 /// unexpected event, an unasserted change, or an effect still running at the end.
 ///
@@ -31,7 +31,7 @@ import Testing
 ///
 /// ## How it checks
 /// The loop runs for real, on the backend you choose, with your reducer and feedbacks; the test
-/// loop watches it through ``FeedbackLoop/LoopInstrumentation`` and keeps every transition in
+/// loop watches it through `LoopInstrumentation` and keeps every transition in
 /// order. ``send(_:assert:sourceLocation:)`` sends an event and checks its transition;
 /// ``receive(_:timeout:assert:sourceLocation:)`` takes the next transition caused by an effect
 /// and checks it; ``finish(timeout:sourceLocation:)`` checks that nothing is left over and stops
@@ -66,19 +66,23 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         var isFinished = false
     }
 
-    /// The loop under test. Read its ``FeedbackLoop/Loop/statistics`` or observe it if a test
+    /// The loop under test. Read its `Loop.statistics` or observe it if a test
     /// needs to; send events through the test loop, not through it, so they are asserted.
     public let loop: Loop<State, Event>
 
     private let journal: Journal<State, Event>
     private let progress: Locked<Progress>
 
-    /// Creates a loop on `backend` and starts it, as ``FeedbackLoop/Loop`` would: feedbacks see
+    /// Creates a loop on `backend` and starts it, as `Loop` would: feedbacks see
     /// `initial` at once, and effects they start send events the test must receive.
     ///
     /// - Parameters:
-    ///   - initial, reduce, feedbacks, backend, configuration: As for ``FeedbackLoop/Loop``.
-    ///   - instrumentation: Hooks of your own (a logger, a ``FeedbackLoopRecording/TransitionLog``),
+    ///   - initial: The first state.
+    ///   - reduce: The reducer under test.
+    ///   - feedbacks: The feedbacks under test; give them a `TestClock` and fake services.
+    ///   - backend: The engine; test on both (`@Test(arguments: Backend.allCases)`).
+    ///   - configuration: As for `Loop`.
+    ///   - instrumentation: Hooks of your own (a logger, a `TransitionLog`),
     ///     called alongside the test loop's.
     ///   - exhaustivity: Which checks to make; all by default.
     ///   - timeout: How long (wall time) ``receive(_:timeout:assert:sourceLocation:)`` and
@@ -127,7 +131,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     }
 
     /// Every transition the loop has made so far, asserted or not, in order — for instance to
-    /// draw a ``FeedbackLoopRecording/StateDiagram`` of the scenario the test ran:
+    /// draw a `StateDiagram` of the scenario the test ran:
     /// `StateDiagram(loop.transitions).mermaid`.
     public var transitions: [Transition<State, Event>] {
         journal.read { $0.transitions }
