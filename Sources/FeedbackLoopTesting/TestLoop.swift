@@ -315,21 +315,18 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         let deadline = ContinuousClock.now.advanced(by: wait)
 
         if exhaustivity.contains(.effects) {
-            let ended = await journal.wait(until: deadline) { $0.running.isEmpty ? true : nil } ?? false
-            if ended {
-                if await !bounded(until: deadline, { [loop] in await loop.waitUntilIdle() }) {
-                    Issue.record(
-                        "Every effect ended, but the loop did not become idle within \(wait).",
-                        sourceLocation: sourceLocation)
-                }
-            } else {
+            // Idle means no effect running and no event queued: every event effects sent is in
+            // the journal by then.
+            if await !bounded(until: deadline, { [loop] in await loop.waitUntilIdle() }) {
                 let running = journal.read { $0.running.values.sorted { $0.effect < $1.effect } }
+                let detail = running.isEmpty
+                    ? "no effect is running, but a cancelled effect has not returned or events are still queued"
+                    : "\(running.count) effect(s) still running: \(running.map(\.description).joined(separator: "; "))"
                 Issue.record(
                     """
-                    \(running.count) effect(s) still running at the end of the test (waited \(wait)): \
-                    \(running.map(\.description).joined(separator: "; ")).
+                    The loop did not become idle by the end of the test (waited \(wait)): \(detail).
 
-                    End them through the events that cancel them, advance the TestClock they wait on, \
+                    End effects through the events that cancel them, advance the TestClock they wait on, \
                     or relax the check with `exhaustivity.remove(.effects)`.
                     """,
                     sourceLocation: sourceLocation)

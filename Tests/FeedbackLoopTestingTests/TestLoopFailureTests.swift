@@ -104,7 +104,7 @@ import Testing
         let loop = TestLoop(
             initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
         await loop.send(.start) { $0.isTicking = true }
-        await expectIssues(mentioning: "1 effect(s) still running", "feedback 0") {
+        await expectIssues(mentioning: "1 effect(s) still running", "feedback 0", "did not become idle") {
             await loop.finish(timeout: .milliseconds(50))
         }
         // finish stopped the loop and cancelled the timer.
