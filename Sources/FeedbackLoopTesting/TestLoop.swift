@@ -167,17 +167,20 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             Issue.record("Could not send \(describe(event)): \(error).", sourceLocation: sourceLocation)
             return
         }
-        // The hook saw the transition before the reply was resumed, so it is in the journal; the
-        // first unasserted one with this event and this result is ours.
+        // The hook saw the transition before the reply was resumed, so it is in the journal: the
+        // first unasserted one with this event and this result is ours. (Matching on the event
+        // alone is the fallback for a state whose `==` is not reflexive, such as one holding NaN.)
         let found = journal.read { contents -> (Int, [Transition<State, Event>])? in
             let start = progress.withLock { $0.cursor }
-            guard let index = contents.transitions[start...].firstIndex(where: { $0.event == event && $0.after == after })
+            let pending = contents.transitions[start...]
+            guard let index = pending.firstIndex(where: { $0.event == event && $0.after == after })
+                ?? pending.firstIndex(where: { $0.event == event })
             else { return nil }
             return (index, Array(contents.transitions[start..<index]))
         }
         guard let (index, earlier) = found else {
             Issue.record(
-                "Sent \(describe(event)) but its transition was not reported: is the reducer deterministic?",
+                "Sent \(describe(event)), but the loop reported no transition for it.",
                 sourceLocation: sourceLocation)
             return
         }
@@ -426,10 +429,12 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         return await journal.wait(until: deadline) { $0.completed.remove(token) != nil ? true : nil } ?? false
     }
 
+    /// An event on one line, short enough for a failure message's first sentence.
     private func describe(_ event: Event) -> String {
         var text = ""
-        customDump(event, to: &text, maxDepth: 2)
-        return text.contains("\n") ? String(text.prefix(200)) : text
+        customDump(event, to: &text, maxDepth: 3)
+        let line = text.split(separator: "\n").map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+        return line.count > 300 ? line.prefix(299) + "…" : line
     }
 }
 
