@@ -433,7 +433,11 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     private func describe(_ event: Event) -> String {
         var text = ""
         customDump(event, to: &text, maxDepth: 3)
-        let line = text.split(separator: "\n").map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+        let line = text.split(separator: "\n")
+            .map { $0.trimmingPrefix(while: \.isWhitespace) }
+            .joined(separator: " ")
+            .replacing("( ", with: "(").replacing(" )", with: ")")
+            .replacing("[ ", with: "[").replacing(" ]", with: "]")
         return line.count > 300 ? line.prefix(299) + "…" : line
     }
 }
