@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "FeedbackLoop", targets: ["FeedbackLoop"]),
         .library(name: "FeedbackLoopTesting", targets: ["FeedbackLoopTesting"]),
+        .library(name: "FeedbackLoopRecording", targets: ["FeedbackLoopRecording"]),
         .library(name: "FeedbackLoopServices", targets: ["FeedbackLoopServices"]),
         .library(name: "FeedbackExamples", targets: ["FeedbackExamples"]),
         .library(name: "FeedbackBenchmarkScenarios", targets: ["FeedbackBenchmarkScenarios"]),
@@ -45,13 +46,31 @@ let package = Package(
             name: "FeedbackLoopTesting",
             dependencies: [
                 "FeedbackLoop",
+                "FeedbackLoopRecording",
                 .product(name: "Clocks", package: "swift-clocks"),
                 .product(name: "CustomDump", package: "swift-custom-dump"),
             ]
         ),
         .testTarget(
             name: "FeedbackLoopTestingTests",
-            dependencies: ["FeedbackLoopTesting", "FeedbackExamples"]
+            dependencies: [
+                "FeedbackLoopTesting",
+                "FeedbackLoopRecording",
+                "FeedbackExamples",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
+        .target(
+            name: "FeedbackLoopRecording",
+            dependencies: ["FeedbackLoop"]
+        ),
+        .testTarget(
+            name: "FeedbackLoopRecordingTests",
+            dependencies: [
+                "FeedbackLoopRecording",
+                .product(name: "Clocks", package: "swift-clocks"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // MARK: Service integration

@@ -1,1 +1,0 @@
-// Module FeedbackLoopTesting: being written (see the open issues).

@@ -1,0 +1,40 @@
+import FeedbackLoop
+
+/// A counter with a timer: `start` ticks once a second on the given clock until `stop`.
+enum Ticker {
+    struct State: Equatable, Sendable {
+        var count = 0
+        var isTicking = false
+    }
+
+    enum Event: Equatable, Sendable {
+        case increment
+        case start
+        case stop
+        case tick
+        /// Ignored by the reducer: changes nothing.
+        case noop
+    }
+
+    static func reduce(_ state: inout State, _ event: Event) {
+        switch event {
+        case .increment, .tick: state.count += 1
+        case .start: state.isTicking = true
+        case .stop: state.isTicking = false
+        case .noop: break
+        }
+    }
+
+    static func feedbacks(clock: any Clock<Duration>) -> [Feedback<State, Event>] {
+        [
+            .whenBecomesTrue({ $0.isTicking }) { _ in
+                .run { send in
+                    while true {
+                        try await clock.sleep(for: .seconds(1))
+                        send(.tick)
+                    }
+                }
+            }
+        ]
+    }
+}

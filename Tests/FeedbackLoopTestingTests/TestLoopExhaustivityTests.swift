@@ -1,0 +1,71 @@
+import Clocks
+import FeedbackLoop
+import FeedbackLoopTesting
+import Testing
+
+/// Each check can be relaxed on its own, and a relaxed check lets the matching script pass.
+@Suite(.timeLimit(.minutes(1))) struct TestLoopExhaustivityTests {
+    @Test(arguments: Backend.allCases)
+    func withoutStateExhaustivityAnAssertionChecksOnlyWhatItSets(backend: Backend) async {
+        let loop = TestLoop(
+            initial: Loader.State(), reduce: Loader.reduce, feedbacks: Loader.feedbacks { _ in ["Boots"] },
+            backend: backend, exhaustivity: .on.subtracting(.state))
+        await loop.send(.load) { $0.phase = .loading }  // attempts also changed, unasserted
+        await loop.receive(.loaded(["Boots"]))
+        await loop.finish()
+
+        // What it does set is still checked.
+        let strict = TestLoop(
+            initial: Loader.State(), reduce: Loader.reduce, backend: backend, exhaustivity: .on.subtracting(.state))
+        await expectIssues(mentioning: "does not match the expectation") {
+            await strict.send(.load) { $0.attempts = 5 }
+        }
+        await strict.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func withoutReceivedEventExhaustivityReceiveSkipsToTheEventItWants(backend: Backend) async {
+        let clock = TestClock()
+        let loop = TestLoop(
+            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock),
+            backend: backend, exhaustivity: .on.subtracting(.receivedEvents))
+        await loop.send(.start) { $0.isTicking = true }
+        for _ in 1...3 { await loop.advance(clock, by: .seconds(1)) }
+        await loop.loop.firstState { $0.count == 3 }
+        // Three ticks arrived; the test asserts the first, and sending skips the other two silently.
+        await loop.receive(.tick) { $0.count = 1 }
+        await loop.send(.stop) { $0.isTicking = false }
+        #expect(loop.state.count == 3)
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func withoutEffectExhaustivityFinishCancelsWhatStillRuns(backend: Backend) async {
+        let clock = TestClock()
+        let loop = TestLoop(
+            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock),
+            backend: backend)
+        await loop.send(.start) { $0.isTicking = true }
+        loop.exhaustivity.remove(.effects)
+        let started = ContinuousClock.now
+        await loop.finish()
+        #expect(ContinuousClock.now - started < .seconds(1), "finish must not wait for effects")
+        #expect(loop.loop.statistics.effectsRunning == 0)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func skippedEventsMoveTheStateOn(backend: Backend) async {
+        let clock = TestClock()
+        let loop = TestLoop(
+            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        await loop.send(.start) { $0.isTicking = true }
+        await loop.advance(clock, by: .seconds(1))
+        await loop.receive(.tick) { $0.count = 1 }
+        await loop.advance(clock, by: .seconds(1))
+        await loop.loop.firstState { $0.count == 2 }
+        loop.skipReceivedEvents()
+        #expect(loop.state.count == 2)
+        await loop.send(.stop) { $0.isTicking = false }
+        await loop.finish()
+    }
+}

@@ -1,0 +1,117 @@
+import Clocks
+import FeedbackLoop
+import FeedbackLoopTesting
+import Testing
+
+/// Correct scripts pass: the test loop checks exactly what happened, on both backends.
+@Suite(.timeLimit(.minutes(1))) struct TestLoopTests {
+    @Test(arguments: Backend.allCases)
+    func sentEventsAreAssertedWithTheirExactMutation(backend: Backend) async {
+        let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)
+        await loop.send(.increment) { $0.count = 1 }
+        await loop.send(.increment) { $0.count = 2 }
+        await loop.send(.noop)
+        #expect(loop.state == Ticker.State(count: 2))
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func timerTicksAreReceivedAsTheTestClockAdvances(backend: Backend) async {
+        let clock = TestClock()
+        let loop = TestLoop(
+            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+
+        await loop.send(.start) { $0.isTicking = true }
+        await loop.advance(clock, by: .seconds(1))
+        await loop.receive(.tick) { $0.count = 1 }
+        await loop.advance(clock, by: .seconds(1))
+        await loop.receive(.tick) { $0.count = 2 }
+        await loop.send(.stop) { $0.isTicking = false }
+        // The timer is cancelled: time passing sends nothing more.
+        await clock.advance(by: .seconds(10))
+        await loop.finish()
+        #expect(loop.state == Ticker.State(count: 2, isTicking: false))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func tenMinutesOfTicksTakeNoTimeToSpeakOf(backend: Backend) async {
+        let clock = TestClock()
+        let loop = TestLoop(
+            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        let started = ContinuousClock.now
+
+        await loop.send(.start) { $0.isTicking = true }
+        for second in 1...600 {
+            await loop.advance(clock, by: .seconds(1))
+            await loop.receive(.tick) { $0.count = second }
+        }
+        await loop.send(.stop) { $0.isTicking = false }
+        await loop.finish()
+
+        // 600 simulated seconds; the bound only catches real waiting (a tick a second would take 10 minutes).
+        #expect(ContinuousClock.now - started < .seconds(60))
+        #expect(loop.state.count == 600)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aLoaderReceivesTheServiceAnswer(backend: Backend) async {
+        let loop = TestLoop(
+            initial: Loader.State(), reduce: Loader.reduce,
+            feedbacks: Loader.feedbacks { attempt in
+                guard attempt > 1 else { throw Loader.ServiceError() }
+                return ["Boots", "Lloyds"]
+            },
+            backend: backend)
+
+        await loop.send(.load) {
+            $0.phase = .loading
+            $0.attempts = 1
+        }
+        await loop.receive(.failed("offline")) { $0.phase = .failed("offline") }
+        await loop.send(.load) {
+            $0.phase = .loading
+            $0.attempts = 2
+        }
+        await loop.receive(.loaded(["Boots", "Lloyds"])) { $0.phase = .loaded(["Boots", "Lloyds"]) }
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func receiveWithAPredicateAcceptsEventsTheTestCannotSpellOut(backend: Backend) async {
+        let loop = TestLoop(
+            initial: Loader.State(), reduce: Loader.reduce,
+            feedbacks: Loader.feedbacks { _ in throw Loader.ServiceError() }, backend: backend)
+        await loop.send(.load) {
+            $0.phase = .loading
+            $0.attempts = 1
+        }
+        await loop.receive(where: { if case .failed = $0 { true } else { false } }) {
+            $0.phase = .failed("offline")
+        }
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func feedbacksThatStartWithTheInitialStateAreReceivedToo(backend: Backend) async {
+        let loop = TestLoop(
+            initial: Loader.State(phase: .loading, attempts: 1), reduce: Loader.reduce,
+            feedbacks: Loader.feedbacks { _ in ["Boots"] }, backend: backend)
+        await loop.receive(.loaded(["Boots"])) { $0.phase = .loaded(["Boots"]) }
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func transitionsListEveryStepOfTheScenario(backend: Backend) async {
+        let loop = TestLoop(
+            initial: Loader.State(), reduce: Loader.reduce, feedbacks: Loader.feedbacks { _ in ["Boots"] },
+            backend: backend)
+        await loop.send(.load) {
+            $0.phase = .loading
+            $0.attempts = 1
+        }
+        await loop.receive(.loaded(["Boots"])) { $0.phase = .loaded(["Boots"]) }
+        await loop.finish()
+        #expect(loop.transitions.map(\.event) == [.load, .loaded(["Boots"])])
+        #expect(loop.transitions.map(\.after.phase) == [.loading, .loaded(["Boots"])])
+    }
+}
