@@ -39,9 +39,29 @@ extension Pharmacies {
         /// The screen drawn as text, 46 columns wide.
         public var text: String {
             let width = 44
+            // Long content wraps at spaces onto lines indented like its first line.
             func line(_ content: String) -> String {
-                let clipped = content.count > width - 2 ? String(content.prefix(width - 3)) + "…" : content
-                return "| " + clipped + String(repeating: " ", count: width - 2 - clipped.count) + " |"
+                let room = width - 2
+                if content.count <= room {
+                    return "| " + content + String(repeating: " ", count: room - content.count) + " |"
+                }
+                let indent = String(content.prefix { $0 == " " })
+                var rows: [String] = []
+                var row = ""
+                for word in content.split(separator: " ") {
+                    let candidate = row.isEmpty ? indent + word : row + " " + word
+                    if candidate.count > room && !row.isEmpty {
+                        rows.append(row)
+                        row = indent + "  " + word
+                    } else {
+                        row = candidate
+                    }
+                }
+                rows.append(row)
+                return rows.map { row in
+                    let clipped = row.count > room ? String(row.prefix(room - 1)) + "…" : row
+                    return "| " + clipped + String(repeating: " ", count: room - clipped.count) + " |"
+                }.joined(separator: "\n")
             }
             let rule = "+" + String(repeating: "-", count: width) + "+"
             var lines = [rule, line(title + "   " + buttons.map { "[\($0)]" }.joined(separator: " ")), rule]
