@@ -30,6 +30,7 @@ public enum Counter: ExampleFeature {
 
     public static var initialState: State { State() }
 
+    /// Plus adds one, minus takes one away.
     public static func reduce(_ state: inout State, _ event: Event) {
         switch event {
         case .increment: state.count += 1
@@ -37,6 +38,7 @@ public enum Counter: ExampleFeature {
         }
     }
 
+    /// None: the user is the counter's only feedback.
     public static func feedbacks(_ environment: Environment) -> [Feedback<State, Event>] {
         []
     }

@@ -46,6 +46,8 @@ public enum Login: ExampleFeature {
         case failed(String)
     }
 
+    /// The two fields and where the last attempt stands; the button, the spinner and the status
+    /// text are derived from it.
     public struct State: Hashable, Sendable, Codable, CustomStringConvertible {
         public var username: String
         public var password: String
@@ -92,6 +94,7 @@ public enum Login: ExampleFeature {
         }
     }
 
+    /// The user's typing and taps, and the service's answers tagged with their attempt.
     public enum Event: Hashable, Sendable, Codable, CustomStringConvertible {
         case usernameChanged(String)
         case passwordChanged(String)
@@ -115,6 +118,8 @@ public enum Login: ExampleFeature {
 
     public static var initialState: State { State() }
 
+    /// Applies the rules listed on ``Login``. An answer for any attempt but the one in flight is
+    /// ignored, so even an answer that raced a cancellation cannot change the status.
     public static func reduce(_ state: inout State, _ event: Event) {
         switch event {
         case .usernameChanged(let text):

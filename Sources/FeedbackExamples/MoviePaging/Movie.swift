@@ -15,8 +15,10 @@ public struct Movie: Hashable, Sendable, Codable, Identifiable, CustomStringConv
 public struct Results<Item: Hashable & Sendable & Codable>: Hashable, Sendable, Codable {
     /// The page number, from 1; 0 for ``empty``, before any page.
     public var page: Int
+    /// The number of items over all pages.
     public var totalResults: Int
     public var totalPages: Int
+    /// The items of this page.
     public var results: [Item]
 
     public init(page: Int, totalResults: Int, totalPages: Int, results: [Item]) {

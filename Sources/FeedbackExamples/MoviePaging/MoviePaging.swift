@@ -54,6 +54,7 @@ public enum MoviePaging: ExampleFeature {
         /// Loading again the page that failed.
         case retry(context: Context)
 
+        /// The movies loaded so far, whatever the state.
         public var context: Context {
             switch self {
             case .initial: .empty
@@ -112,6 +113,9 @@ public enum MoviePaging: ExampleFeature {
         }
     }
 
+    /// The README's reducer, with the guards its feedback predicates implied: near-bottom signals
+    /// start paging only from `initial` or `loadedPage` while pages remain, responses and failures
+    /// count only while a page loads, and retry only after a failure.
     public static func reduce(_ state: inout State, _ event: Event) {
         switch (state, event) {
         case (.initial, .startLoadingNextPage), (.loadedPage, .startLoadingNextPage):

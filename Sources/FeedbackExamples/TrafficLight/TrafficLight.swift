@@ -31,6 +31,7 @@ public enum TrafficLight: ExampleFeature {
             self.green = green
         }
 
+        /// How long `light` stays lit.
         public func duration(of light: State) -> Duration {
             switch light {
             case .red: red
