@@ -34,7 +34,7 @@ struct PlayCatchTests {
             try await clock.waitForSleeps(started: round)
             try await loop.sendAndWait(.throwToMachine)
             await clock.advance(by: .milliseconds(999))
-            #expect(loop.state == .machineHasIt)
+            #expect(recorder.last == .machineHasIt)
             await clock.advance(by: .milliseconds(1))
             await loop.waitUntilIdle()
             #expect(loop.state == .humanHasIt)

@@ -82,8 +82,15 @@ public struct ConsoleRunner<Feature: ExampleFeature>: Sendable {
                             output("  (\(description))")
                         case .trigger(let description, let action):
                             _ = await startedLoop()
+                            let before = transcript.transitions
                             action()
                             output("  (\(description))")
+                            // The source's event reaches the loop asynchronously; settling starts
+                            // once it has been reduced.
+                            let arrived = await withTimeLimit(settleLimit) {
+                                while !Task.isCancelled && transcript.transitions == before { await Task.yield() }
+                            }
+                            if !arrived { output("  (no event arrived within \(settleLimit))") }
                         case .send(let event):
                             _ = try? await startedLoop().sendAndWait(event)
                         }
@@ -116,7 +123,9 @@ public struct ConsoleRunner<Feature: ExampleFeature>: Sendable {
             settled = await withTimeLimit(settleLimit) {
                 let clock = ContinuousClock()
                 while !Task.isCancelled {
-                    if clock.now - transcript.lastTransition >= quiet && !busy(loop.state) { return }
+                    if clock.now - transcript.lastTransition >= quiet && !busy(transcript.lastState ?? loop.state) {
+                        return
+                    }
                     try? await Task.sleep(for: .milliseconds(10))
                 }
             }
@@ -149,7 +158,7 @@ private func withTimeLimit(_ limit: Duration, _ body: @escaping @Sendable () asy
 private final class Transcript<State: Equatable & Sendable, Event: Sendable>: Sendable {
     private let output: @Sendable (String) -> Void
     private let report: @Sendable (State?, State) -> [String]
-    private let last = Mutex(ContinuousClock.now)
+    private let last = Mutex((at: ContinuousClock.now, state: State?.none, transitions: 0))
 
     init(output: @escaping @Sendable (String) -> Void, report: @escaping @Sendable (State?, State) -> [String]) {
         self.output = output
@@ -157,7 +166,14 @@ private final class Transcript<State: Equatable & Sendable, Event: Sendable>: Se
     }
 
     /// When the last transition happened.
-    var lastTransition: ContinuousClock.Instant { last.withLock { $0 } }
+    var lastTransition: ContinuousClock.Instant { last.withLock { $0.at } }
+
+    /// The state after the last transition: ahead of `Loop.state`, which is published only at
+    /// the end of a batch.
+    var lastState: State? { last.withLock { $0.state } }
+
+    /// How many transitions happened.
+    var transitions: Int { last.withLock { $0.transitions } }
 
     func initial(_ state: State) {
         output("  = \(state)")
@@ -165,7 +181,7 @@ private final class Transcript<State: Equatable & Sendable, Event: Sendable>: Se
     }
 
     @Sendable func transition(before: State, event: Event, after: State) {
-        last.withLock { $0 = .now }
+        last.withLock { $0 = (.now, after, $0.transitions + 1) }
         guard after != before else {
             output("  ← \(event)   (ignored: no change)")
             return

@@ -97,7 +97,8 @@ public enum ConsoleStep<Event: Sendable>: Sendable {
     /// any other action, it runs before the loop starts, so it can affect the first effects.
     case configure(String, @Sendable () -> Void)
     /// Act on an event source of the running loop — scroll the list — described for the
-    /// transcript.
+    /// transcript. The source must answer with at least one event: the runner waits for it
+    /// before settling.
     case trigger(String, @Sendable () -> Void)
 }
 
