@@ -95,7 +95,8 @@ let package = Package(
         // MARK: Examples from the articles
         .target(
             name: "FeedbackExamples",
-            dependencies: ["FeedbackLoop", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["FeedbackLoop", .product(name: "Clocks", package: "swift-clocks")],
+            exclude: ["README.md"]
         ),
         .executableTarget(
             name: "feedback-examples",
