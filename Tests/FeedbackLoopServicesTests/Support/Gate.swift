@@ -1,0 +1,49 @@
+import Logging
+import Synchronization
+
+/// A one-shot signal: `wait()` suspends until `open()`, or returns at once if already open.
+final class Gate: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    var isOpen: Bool { state.withLock { $0.isOpen } }
+
+    func wait() async {
+        await withCheckedContinuation { waiter in
+            let isOpen = state.withLock { state -> Bool in
+                if !state.isOpen { state.waiters.append(waiter) }
+                return state.isOpen
+            }
+            if isOpen { waiter.resume() }
+        }
+    }
+}
+
+/// Holds the one value a callback delivers, such as a service's shutdown report.
+final class Delivery<Value: Sendable>: Sendable {
+    private let state = Mutex<[Value]>([])
+
+    func deliver(_ value: Value) {
+        state.withLock { $0.append(value) }
+    }
+
+    /// Every value delivered so far; a callback that must run once leaves exactly one.
+    var values: [Value] { state.withLock { $0 } }
+}
+
+extension Logger {
+    /// A logger for tests: only critical messages reach the console.
+    static var quiet: Logger {
+        var logger = Logger(label: "FeedbackLoopServicesTests")
+        logger.logLevel = .critical
+        return logger
+    }
+}
