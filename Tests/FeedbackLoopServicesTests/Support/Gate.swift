@@ -1,4 +1,3 @@
-import Logging
 import Synchronization
 
 /// A one-shot signal: `wait()` suspends until `open()`, or returns at once if already open.
@@ -24,26 +23,5 @@ final class Gate: Sendable {
             }
             if isOpen { waiter.resume() }
         }
-    }
-}
-
-/// Holds the one value a callback delivers, such as a service's shutdown report.
-final class Delivery<Value: Sendable>: Sendable {
-    private let state = Mutex<[Value]>([])
-
-    func deliver(_ value: Value) {
-        state.withLock { $0.append(value) }
-    }
-
-    /// Every value delivered so far; a callback that must run once leaves exactly one.
-    var values: [Value] { state.withLock { $0 } }
-}
-
-extension Logger {
-    /// A logger for tests: only critical messages reach the console.
-    static var quiet: Logger {
-        var logger = Logger(label: "FeedbackLoopServicesTests")
-        logger.logLevel = .critical
-        return logger
     }
 }
