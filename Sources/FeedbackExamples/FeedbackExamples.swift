@@ -1,1 +1,0 @@
-// Module FeedbackExamples: being written (see the open issues).
