@@ -158,6 +158,10 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     /// Runs the loop until graceful shutdown, cancellation, or the loop stopping by other means;
     /// then drains it as described in ``LoopService`` and calls `onShutdown`.
     ///
+    /// If the loop stops by other means (someone calls ``Loop/stop()``), `run()` returns, which a
+    /// `ServiceGroup` by default takes as the signal to end the whole group (see its
+    /// `successTerminationBehavior`).
+    ///
     /// - Throws: ``LoopServiceError/alreadyRun`` if called more than once. A shutdown itself never
     ///   throws: how it went is in the ``LoopShutdownReport``.
     public func run() async throws {
