@@ -105,6 +105,16 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
         gate.isOpen
     }
 
+    /// Returns once the service has stopped accepting events: graceful shutdown began, the task
+    /// running ``run()`` was cancelled, or the loop stopped. Returns at once if that already
+    /// happened.
+    ///
+    /// For readiness checks, and for tests that must know the shutdown has reached the service
+    /// (a `ServiceGroup` tells its services asynchronously, and not before ``run()`` started).
+    public func waitUntilShuttingDown() async {
+        _ = await gate.waitForStopRequest()
+    }
+
     /// Events ``send(_:)`` and ``sendAndWait(_:)`` refused because shutdown had begun.
     public var eventsRefused: Int {
         gate.refused

@@ -22,7 +22,9 @@ public struct LoopServiceError: Error, Hashable, Sendable, CustomStringConvertib
 
     private init(_ code: Code) { self.code = code }
 
+    /// See ``Code/notAcceptingEvents``.
     public static let notAcceptingEvents = LoopServiceError(.notAcceptingEvents)
+    /// See ``Code/alreadyRun``.
     public static let alreadyRun = LoopServiceError(.alreadyRun)
 
     public var description: String {

@@ -34,6 +34,8 @@ public struct LoopShutdownReport<State: Sendable>: Sendable {
     /// How the loop came to stop.
     public var ending: Ending
 
+    /// A report with these values; ``LoopService`` makes them, tests of `onShutdown` callbacks
+    /// may too.
     public init(finalState: State, statistics: LoopStatistics, eventsRefused: Int, ending: Ending) {
         self.finalState = finalState
         self.statistics = statistics

@@ -12,13 +12,14 @@ struct LoopMetricsTests {
         let testMetrics = TestMetrics()
         let metrics = LoopMetrics(label: "jobs", dimensions: Self.dimensions, factory: testMetrics)
         let probe = Jobs.Probe()
+        let effects = EffectLog()
         let loop = Loop(
             initial: Jobs.State(),
             reduce: metrics.timing(Jobs.reduce),
             feedbacks: probe.feedbacks,
             backend: backend,
             configuration: LoopConfiguration(label: "jobs", onEffectError: { _ in }),
-            instrumentation: metrics.instrumentation())
+            instrumentation: .combining([metrics.instrumentation(), effects.instrumentation()]))
 
         try await loop.sendAndWait(.add(1))
         try await loop.sendAndWait(.add(2))
@@ -32,6 +33,7 @@ struct LoopMetricsTests {
         loop.send(.stopStuck)
         await loop.waitUntilIdle()
         await loop.stop()
+        await effects.waitUntilEnded(count: 3)
         loop.send(.add(5))
 
         // add, add, startQuick, quickDone, startFailing, startStuck, stopStuck
@@ -53,6 +55,7 @@ struct LoopMetricsTests {
         let testMetrics = TestMetrics()
         let metrics = LoopMetrics(label: "late", dimensions: Self.dimensions, factory: testMetrics)
         let sink = Delivery<Sink<Int>>()
+        let effects = EffectLog()
         let loop = Loop<Int, Int>(
             initial: 0,
             reduce: { $0 += $1 },
@@ -65,12 +68,13 @@ struct LoopMetricsTests {
                 }
             ],
             backend: backend,
-            instrumentation: metrics.instrumentation())
+            instrumentation: .combining([metrics.instrumentation(), effects.instrumentation()]))
 
         try await loop.sendAndWait(1)  // the predicate turns false: the callback effect is cancelled
         let send = try #require(sink.values.only)
         send(10)
         await loop.waitUntilIdle()
+        await effects.waitUntilEnded(count: 1)
 
         #expect(loop.state == 1)
         #expect(try dropped(.fromCancelledEffect, in: testMetrics, label: "late") == 1)

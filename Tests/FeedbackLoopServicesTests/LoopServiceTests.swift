@@ -29,7 +29,7 @@ struct LoopServiceTests {
                 await probe.quickStarted.wait()
 
                 trigger.triggerGracefulShutdown()
-                // The handler closed the gate synchronously: from now on every event is refused.
+                await service.waitUntilShuttingDown()
                 #expect(!service.isAcceptingEvents)
                 #expect(service.send(.add(100)) == false)
                 await #expect(throws: LoopServiceError.notAcceptingEvents) {
@@ -62,7 +62,8 @@ struct LoopServiceTests {
         let probe = Jobs.Probe()
         let clock = ManualClock()
         let reports = Delivery<Report>()
-        let loop = Jobs.loop(probe, backend: backend)
+        let effects = EffectLog()
+        let loop = Jobs.loop(probe, backend: backend, instrumentation: effects.instrumentation())
         let service = LoopService(loop: loop, gracePeriod: .seconds(5), clock: clock, logger: .quiet, onShutdown: reports.deliver)
 
         try await testGracefulShutdown { trigger in
@@ -79,6 +80,7 @@ struct LoopServiceTests {
 
                 // During the grace period the loop still reduces its own effects' events.
                 probe.releaseQuick.open()
+                await effects.waitUntilFinished(feedback: 0)
                 _ = await loop.states.first { $0.quickDone }
                 #expect(!probe.stuckCancelled.isOpen)
                 #expect(reports.values.isEmpty)

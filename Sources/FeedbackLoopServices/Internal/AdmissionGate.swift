@@ -31,7 +31,7 @@ final class AdmissionGate: Sendable {
         /// Senders between a successful ``enter()`` and their ``leave()``.
         var inside = 0
         var refused = 0
-        var stopWaiter: CheckedContinuation<StopRequest, Never>?
+        var stopWaiters: [CheckedContinuation<StopRequest, Never>] = []
         var emptyWaiter: CheckedContinuation<Void, Never>?
     }
 
@@ -78,24 +78,25 @@ final class AdmissionGate: Sendable {
         waiter?.resume()
     }
 
-    /// Closes the gate for `reason` unless it is already closed, and wakes ``waitForStopRequest()``.
-    /// Safe to call from any thread, including a graceful-shutdown or cancellation handler.
+    /// Closes the gate for `reason` unless it is already closed, and wakes every
+    /// ``waitForStopRequest()``. Safe to call from any thread, including a graceful-shutdown or
+    /// cancellation handler.
     func requestStop(_ reason: StopRequest) {
-        let waiter = state.withLock { state -> CheckedContinuation<StopRequest, Never>? in
-            guard case .open = state.phase else { return nil }
+        let waiters = state.withLock { state -> [CheckedContinuation<StopRequest, Never>] in
+            guard case .open = state.phase else { return [] }
             state.phase = .closed(reason)
-            defer { state.stopWaiter = nil }
-            return state.stopWaiter
+            defer { state.stopWaiters = [] }
+            return state.stopWaiters
         }
-        waiter?.resume(returning: reason)
+        for waiter in waiters { waiter.resume(returning: reason) }
     }
 
-    /// Returns the first stop request, waiting for one if none came yet. One caller at a time.
+    /// Returns the first stop request, waiting for one if none came yet.
     func waitForStopRequest() async -> StopRequest {
         await withCheckedContinuation { (waiter: CheckedContinuation<StopRequest, Never>) in
             let reason = state.withLock { state -> StopRequest? in
                 if case .closed(let reason) = state.phase { return reason }
-                state.stopWaiter = waiter
+                state.stopWaiters.append(waiter)
                 return nil
             }
             if let reason { waiter.resume(returning: reason) }
