@@ -31,11 +31,14 @@ public struct PharmacyServer: Sendable {
     public struct Configuration: Sendable {
         /// The loopback port; 0 picks a free one (see ``PharmacyServer/init(configuration:onListening:)``).
         public var port: Int
+        /// Backend, grace period and back end of the sessions.
         public var sessions: PharmacySessions.Configuration
         /// The places the fake map offers; `pickPlace` names one by its reference.
         public var mapPlaces: [Place]
+        /// The server's log (the sessions log with ``PharmacySessions/Configuration/logger``).
         public var logger: Logger
 
+        /// A configuration with these values.
         public init(
             port: Int = 8080,
             sessions: PharmacySessions.Configuration,

@@ -20,7 +20,9 @@ import Synchronization
 /// let state = try await session.sendAndWait(.ui(.addPharmacy))
 /// ```
 public final class PharmacySessions: Service, Sendable {
+    /// One client's screen: a pharmacies loop, run as a ``LoopService``.
     public typealias Session = LoopService<Pharmacies.State, Pharmacies.Event>
+    /// How a session ended, handed to ``Configuration/onSessionEnded``.
     public typealias Report = LoopShutdownReport<Pharmacies.State>
 
     /// How sessions are made and how they end.
@@ -38,8 +40,10 @@ public final class PharmacySessions: Service, Sendable {
         public var onSessionEnded: @Sendable (_ session: String, _ report: Report) async -> Void
         /// Metrics shared by every session's loop, if any.
         public var metrics: LoopMetrics?
+        /// Where sessions log; each session adds its id as `session` metadata.
         public var logger: Logger
 
+        /// A configuration with these values; only `makeService` has no default.
         public init(
             backend: Backend = .callback,
             gracePeriod: Duration = .seconds(10),
@@ -65,11 +69,14 @@ public final class PharmacySessions: Service, Sendable {
         var drainingWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
+    /// How sessions are made and end.
     public let configuration: Configuration
     private let state = Mutex(State())
     private let newSessions: AsyncStream<(String, Session)>
     private let newSessionsContinuation: AsyncStream<(String, Session)>.Continuation
 
+    /// A registry with no sessions yet. Sessions open with ``open(_:)`` and run once ``run()``
+    /// runs (a session opened earlier waits in line and already takes events).
     public init(configuration: Configuration) {
         self.configuration = configuration
         (newSessions, newSessionsContinuation) = AsyncStream.makeStream(of: (String, Session).self)
@@ -94,15 +101,17 @@ public final class PharmacySessions: Service, Sendable {
         guard Self.isValid(id) else { throw .invalidSessionID }
         if let existing = session(id) { return (existing, false) }
 
+        var logger = configuration.logger
+        logger[metadataKey: "session"] = "\(id)"
         // Made outside the lock: creating a loop starts its feedbacks. If another request opened
         // the same id meanwhile, this one is dropped, which stops its loop.
         let loop = Pharmacies.makeLoop(
             environment: .init(service: configuration.makeService(id)),
             backend: configuration.backend,
-            configuration: LoopConfiguration(label: "pharmacies", logger: configuration.logger),
+            configuration: LoopConfiguration(label: "pharmacies", logger: logger),
             instrumentation: configuration.metrics?.instrumentation())
         let candidate = Session(
-            loop: loop, gracePeriod: configuration.gracePeriod, logger: configuration.logger,
+            loop: loop, gracePeriod: configuration.gracePeriod, logger: logger,
             metrics: configuration.metrics
         ) { [weak self] report in
             await self?.ended(id, report: report)
@@ -114,7 +123,7 @@ public final class PharmacySessions: Service, Sendable {
             guard state.sessions.count < configuration.maximumSessions else { throw .tooManySessions }
             state.sessions[id] = candidate
             // Yielded inside the lock, so that every session in the registry reaches run()'s task
-            // group before close() finishes the stream. The stream only buffers here.
+            // group before closeRegistry() finishes the stream. The stream only buffers here.
             newSessionsContinuation.yield((id, candidate))
             return (candidate, true)
         }
