@@ -61,7 +61,9 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     ///   - loop: The loop to run. It starts when it is created; the service ties its end to the
     ///     service's life.
     ///   - gracePeriod: How long a graceful shutdown waits for effects to end; `.zero` cancels
-    ///     them at once (after the events already accepted are reduced).
+    ///     them at once. The grace period races the wait for idleness, so with `.zero` the report
+    ///     may say ``LoopShutdownReport/Ending/gracePeriodExpired`` even for an idle loop; its
+    ///     ``LoopShutdownReport/statistics`` tell what was cancelled.
     ///   - clock: The clock that measures the grace period — a test clock in tests.
     ///   - logger: Logs the shutdown's start and end and the first refused event.
     ///   - metrics: If given, refused events are counted in its `events_dropped_total` with
