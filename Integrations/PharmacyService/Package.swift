@@ -1,0 +1,48 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The pharmacies example as an HTTP service: one FeedbackLoop per session, run under a
+// ServiceGroup with FeedbackLoopServices. A package of its own so that Hummingbird and its
+// HTTP stack never enter the root package's build or test run.
+let package = Package(
+    name: "PharmacyService",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "pharmacy-service", targets: ["pharmacy-service"])
+    ],
+    dependencies: [
+        .package(name: "FeedbackLoop", path: "../../"),
+        // The default traits minus swift-configuration support, which this service does not use.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Hummingbird already depends on it; the integration test uses it as a real HTTP client.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        .target(
+            name: "PharmacyServer",
+            dependencies: [
+                .product(name: "FeedbackLoopServices", package: "FeedbackLoop"),
+                .product(name: "FeedbackExamples", package: "FeedbackLoop"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "pharmacy-service",
+            dependencies: [
+                "PharmacyServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "PharmacyServerTests",
+            dependencies: [
+                "PharmacyServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

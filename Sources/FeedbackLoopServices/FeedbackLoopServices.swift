@@ -1,1 +1,0 @@
-// Module FeedbackLoopServices: being written (see the open issues).

@@ -1,0 +1,249 @@
+import FeedbackLoop
+import Logging
+import ServiceLifecycle
+
+/// Runs a ``Loop`` as a swift-service-lifecycle `Service`, so that a `ServiceGroup` starts it,
+/// and on graceful shutdown drains it: no new events, a grace period for the work in flight, then
+/// a stop, and the final state handed to a callback.
+///
+/// ```swift
+/// let loop = Loop(initial: Orders.State(), reduce: Orders.reduce, feedbacks: Orders.feedbacks)
+/// let orders = LoopService(loop: loop, gracePeriod: .seconds(5)) { report in
+///     logger.info("orders stopped: \(report.ending), \(report.finalState.pending.count) pending")
+/// }
+/// let group = ServiceGroup(services: [orders, httpServer], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// try await group.run()
+///
+/// // In a request handler:
+/// let state = try await orders.sendAndWait(.placed(order))
+/// ```
+///
+/// ## Shutdown
+/// When the `ServiceGroup` shuts down gracefully (or the task running ``run()`` is cancelled),
+/// the service at once stops taking events: ``send(_:)`` returns `false` and
+/// ``sendAndWait(_:)`` throws ``LoopServiceError/notAcceptingEvents``, and both count the event in
+/// ``eventsRefused``. Every event accepted before that moment is still reduced. The loop keeps
+/// running for up to `gracePeriod`: effects finish, and the events they send are reduced (the
+/// loop's own events are never refused), until the loop is idle — nothing queued, no effect
+/// running. Then, or when the grace period runs out, the loop stops, which cancels the effects
+/// still running and waits for them to end. Last, `onShutdown` receives a
+/// ``LoopShutdownReport`` with the final state, and ``run()`` returns.
+///
+/// Cancelling the task running ``run()`` skips the grace period: the loop stops at once.
+///
+/// > Note: Send through the service, not through ``loop``, for events from outside (requests,
+/// > messages): only the service's methods know about shutdown. A loop whose feedbacks keep an
+/// > effect running forever (an `events` source, a timer) never becomes idle, so its shutdown
+/// > always takes the whole grace period before that effect is cancelled.
+///
+/// ## Threading and cost
+/// ``send(_:)`` and ``sendAndWait(_:)`` may be called from any task or thread. Each adds two
+/// short, uncontended lock sections to the loop's own cost; nothing else sits on the per-event
+/// path (no `AsyncStream`, no per-event graceful-shutdown handler).
+public final class LoopService<State: Sendable, Event: Sendable>: Service, Sendable {
+    /// The loop this service runs. Read its ``Loop/state``, ``Loop/statistics`` or
+    /// ``Loop/states`` freely; send events through the service.
+    public let loop: Loop<State, Event>
+
+    /// How long, at most, a graceful shutdown waits for the loop to become idle before it
+    /// cancels the remaining effects.
+    public let gracePeriod: Duration
+
+    private let sleep: @Sendable (Duration) async throws -> Void
+    private let gate = AdmissionGate()
+    private let logger: Logger
+    private let metrics: LoopMetrics?
+    private let onShutdown: @Sendable (LoopShutdownReport<State>) async -> Void
+
+    /// Creates a service for `loop` whose grace period is measured by `clock`.
+    ///
+    /// - Parameters:
+    ///   - loop: The loop to run. It starts when it is created; the service ties its end to the
+    ///     service's life.
+    ///   - gracePeriod: How long a graceful shutdown waits for effects to end; `.zero` cancels
+    ///     them at once. The grace period races the wait for idleness, so with `.zero` the report
+    ///     may say ``LoopShutdownReport/Ending/gracePeriodExpired`` even for an idle loop; its
+    ///     ``LoopShutdownReport/statistics`` tell what was cancelled.
+    ///   - clock: The clock that measures the grace period — a test clock in tests.
+    ///   - logger: Logs the shutdown's start and end and the first refused event.
+    ///   - metrics: If given, refused events are counted in its `events_dropped_total` with
+    ///     reason `refusedDuringShutdown`. (The loop's own figures come from its
+    ///     instrumentation; see ``LoopMetrics``.)
+    ///   - onShutdown: Called once, after the loop stopped and before ``run()`` returns, with
+    ///     the final state and counters.
+    public init<C: Clock>(
+        loop: Loop<State, Event>,
+        gracePeriod: Duration = .seconds(10),
+        clock: C,
+        logger: Logger = Logger(label: "FeedbackLoopServices.LoopService"),
+        metrics: LoopMetrics? = nil,
+        onShutdown: @escaping @Sendable (LoopShutdownReport<State>) async -> Void = { _ in }
+    ) where C.Duration == Duration {
+        self.loop = loop
+        self.gracePeriod = gracePeriod
+        self.sleep = { try await clock.sleep(for: $0) }
+        self.logger = logger
+        self.metrics = metrics
+        self.onShutdown = onShutdown
+    }
+
+    /// Creates a service for `loop` whose grace period is measured in real time.
+    ///
+    /// See ``init(loop:gracePeriod:clock:logger:metrics:onShutdown:)``.
+    public convenience init(
+        loop: Loop<State, Event>,
+        gracePeriod: Duration = .seconds(10),
+        logger: Logger = Logger(label: "FeedbackLoopServices.LoopService"),
+        metrics: LoopMetrics? = nil,
+        onShutdown: @escaping @Sendable (LoopShutdownReport<State>) async -> Void = { _ in }
+    ) {
+        self.init(
+            loop: loop, gracePeriod: gracePeriod, clock: ContinuousClock(), logger: logger, metrics: metrics,
+            onShutdown: onShutdown)
+    }
+
+    /// Whether the service still takes events: `true` until shutdown begins.
+    public var isAcceptingEvents: Bool {
+        gate.isOpen
+    }
+
+    /// Returns once the service has stopped accepting events: graceful shutdown began, the task
+    /// running ``run()`` was cancelled, or the loop stopped. Returns at once if that already
+    /// happened.
+    ///
+    /// For readiness checks, and for tests that must know the shutdown has reached the service
+    /// (a `ServiceGroup` tells its services asynchronously, and not before ``run()`` started).
+    public func waitUntilShuttingDown() async {
+        _ = await gate.waitForStopRequest()
+    }
+
+    /// Events ``send(_:)`` and ``sendAndWait(_:)`` refused because shutdown had begun.
+    public var eventsRefused: Int {
+        gate.refused
+    }
+
+    /// Sends an event into the loop, unless shutdown has begun.
+    ///
+    /// Behaves like ``Loop/send(_:)`` (which see for ordering and threading) while the service
+    /// accepts events.
+    ///
+    /// - Returns: `true` if the event went to the loop; `false` if it was refused (and counted in
+    ///   ``eventsRefused``) because shutdown had begun.
+    @discardableResult
+    public func send(_ event: Event) -> Bool {
+        if case .refused(let isFirst) = gate.enter() {
+            refused(isFirst: isFirst)
+            return false
+        }
+        defer { gate.leave() }
+        loop.send(event)
+        return true
+    }
+
+    /// Sends an event and returns the state right after the reducer ran on it, unless shutdown
+    /// has begun.
+    ///
+    /// Behaves like ``Loop/sendAndWait(_:)`` while the service accepts events. An event accepted
+    /// before shutdown began is reduced before the loop stops (a graceful shutdown waits for it,
+    /// within the grace period).
+    ///
+    /// - Throws: ``LoopServiceError/notAcceptingEvents`` if shutdown had begun (the event is
+    ///   counted in ``eventsRefused`` and never reaches the loop); otherwise what
+    ///   ``Loop/sendAndWait(_:)`` throws.
+    @discardableResult
+    public func sendAndWait(_ event: Event) async throws -> State {
+        if case .refused(let isFirst) = gate.enter() {
+            refused(isFirst: isFirst)
+            throw LoopServiceError.notAcceptingEvents
+        }
+        defer { gate.leave() }
+        return try await loop.sendAndWait(event)
+    }
+
+    private func refused(isFirst: Bool) {
+        metrics?.recordRefused()
+        if isFirst {
+            logger.notice("refusing events: the loop service is shutting down")
+        }
+    }
+
+    /// Runs the loop until graceful shutdown, cancellation, or the loop stopping by other means;
+    /// then drains it as described in ``LoopService`` and calls `onShutdown`.
+    ///
+    /// If the loop stops by other means (someone calls ``Loop/stop()``), `run()` returns, which a
+    /// `ServiceGroup` by default takes as the signal to end the whole group (see its
+    /// `successTerminationBehavior`).
+    ///
+    /// - Throws: ``LoopServiceError/alreadyRun`` if called more than once. A shutdown itself never
+    ///   throws: how it went is in the ``LoopShutdownReport``.
+    public func run() async throws {
+        guard gate.claimRun() else { throw LoopServiceError.alreadyRun }
+        let ending = await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                await runUntilStopped()
+            } onGracefulShutdown: { [gate] in
+                gate.requestStop(.gracefulShutdown)
+            }
+        } onCancel: { [gate] in
+            gate.requestStop(.cancelled)
+        }
+        let report = LoopShutdownReport(
+            finalState: loop.state, statistics: loop.statistics, eventsRefused: gate.refused, ending: ending)
+        logger.info(
+            "loop service stopped",
+            metadata: ["ending": "\(ending)", "statistics": "\(report.statistics)", "refused": "\(report.eventsRefused)"])
+        await onShutdown(report)
+    }
+
+    private func runUntilStopped() async -> LoopShutdownReport<State>.Ending {
+        await withTaskGroup(of: Void.self) { group in
+            // The loop lives in a child task, so that cancelling run() stops it too.
+            group.addTask { [loop, gate] in
+                await loop.run()
+                gate.requestStop(.loopStopped)
+            }
+            let ending: LoopShutdownReport<State>.Ending
+            switch await gate.waitForStopRequest() {
+            case .loopStopped:
+                ending = .loopStopped
+            case .cancelled:
+                ending = .cancelled
+            case .gracefulShutdown:
+                logger.info("graceful shutdown: draining the loop", metadata: ["gracePeriod": "\(gracePeriod)"])
+                let drained = await drain()
+                ending = drained ? .drained : Task.isCancelled ? .cancelled : .gracePeriodExpired
+            }
+            await loop.stop()
+            return ending
+        }
+    }
+
+    /// Waits, for at most the grace period, until every accepted event is in the loop and the loop
+    /// is idle. Returns `false` if the grace period ran out (or the task was cancelled) first; the
+    /// loop is then stopping.
+    private func drain() async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [gate, loop] in
+                await gate.waitUntilEmpty()
+                await loop.waitUntilIdle()
+                return true
+            }
+            group.addTask { [sleep, gracePeriod] in
+                // Throws when cancelled: the drain finished first, or run() was cancelled. Either
+                // way the loop is not drained by this child.
+                try? await sleep(gracePeriod)
+                return false
+            }
+            let drained = await group.next() ?? false
+            if drained {
+                group.cancelAll()
+            } else {
+                // Stopping cancels every effect and wakes waitUntilIdle (a stopped loop is idle)
+                // and every sendAndWait still waiting (it throws), which empties the gate.
+                await loop.stop()
+            }
+            await group.waitForAll()
+            return drained
+        }
+    }
+}
