@@ -104,7 +104,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackBenchmarkScenariosTests",
-            dependencies: ["FeedbackBenchmarkScenarios"]
+            dependencies: ["FeedbackBenchmarkScenarios", "feedback-bench"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -135,6 +135,12 @@ struct FeedbackBench: AsyncParsableCommand {
         } else {
             print(text, terminator: "")
         }
+        let failures = report.failures
+        if !failures.isEmpty {
+            let lines = failures.map { "  \($0)\n" }.joined()
+            FileHandle.standardError.write(Data("feedback-bench: FAILED, \(failures.count) run(s) broke their checks:\n\(lines)".utf8))
+            throw ExitCode.failure
+        }
     }
 
     /// Runs `body`; a ``ScenarioFailure`` is reported on stderr and the process exits 1.

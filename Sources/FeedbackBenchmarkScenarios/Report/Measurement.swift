@@ -1,3 +1,5 @@
+import FeedbackLoop
+
 /// One row of a scenario's table: a figure measured on every backend and, where one exists, on the
 /// bare limit doing the same work in the same run.
 public struct Measurement: Codable, Sendable, Hashable {
@@ -47,11 +49,27 @@ public struct ScenarioReport: Codable, Sendable, Hashable {
     /// What the limit column measures, e.g. "bare reducer loop".
     public var limit: String
     public var rows: [Measurement]
+    /// Runs whose check failed, as "backend: what went wrong". A failed backend reports no further
+    /// figures in this scenario; the figures it reported before come from runs that passed.
+    public var failures: [String]
 
-    public init(scenario: Scenario, limit: String, rows: [Measurement] = []) {
+    public init(scenario: Scenario, limit: String, rows: [Measurement] = [], failures: [String] = []) {
         self.scenario = scenario
         self.limit = limit
         self.rows = rows
+        self.failures = failures
+    }
+
+    /// Runs `body` for `backend` unless the backend already failed in this scenario; a
+    /// ``ScenarioFailure`` is recorded instead of ending the whole benchmark run, so one engine bug
+    /// does not hide every other figure. Any other error ends the run.
+    mutating func measure(_ backend: Backend, _ body: (inout ScenarioReport) async throws -> Void) async throws {
+        guard !failures.contains(where: { $0.hasPrefix("\(backend.rawValue):") }) else { return }
+        do {
+            try await body(&self)
+        } catch let failure as ScenarioFailure {
+            failures.append("\(backend.rawValue): \(failure)")
+        }
     }
 
     /// Sets `backend`'s value of the row (label, metric), adding the row if needed.
@@ -83,6 +101,11 @@ public struct BenchmarkReport: Codable, Sendable, Hashable {
     public var size: BenchmarkSize
     public var backends: [String]
     public var scenarios: [ScenarioReport]
+
+    /// Every failed run, scenario by scenario. A report with failures is not a benchmark result.
+    public var failures: [String] {
+        scenarios.flatMap { scenario in scenario.failures.map { "\(scenario.scenario): \($0)" } }
+    }
 
     public init(date: String, processors: Int, size: BenchmarkSize, backends: [String], scenarios: [ScenarioReport]) {
         self.date = date

@@ -35,6 +35,9 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
                 lines.append(cells)
             }
             out += markdown(lines)
+            for failure in scenario.failures {
+                out += "\n**FAILED** \(failure) — no figures from this run.\n"
+            }
         }
         return out
     }

@@ -39,29 +39,31 @@ public struct CancellationScenario: Sendable {
         report.recordLimit(stopLabel, "ms to quiesce", .lower, value: try await Self.bareStop(inFlight: size.inFlightAtStop))
 
         for backend in backends {
-            let name = backend.rawValue
-            progress("cancellation: switch-latest churn, \(backend)")
-            let churn = try await Self.churn(backend, cycles: cycles)
-            report.record(churnLabel, "ns/cycle", .lower, backend: name, value: churn.nanosecondsPerCycle)
-            report.record(churnLabel, "kcancels/s", .higher, backend: name, value: 1e6 / churn.nanosecondsPerCycle)
-            report.record(churnLabel, "effects started", .exact, backend: name, value: Double(churn.started))
-            report.record(churnLabel, "effects cancelled", .exact, backend: name, value: Double(churn.cancelled))
-            report.record(churnLabel, "effects leaked", .exact, backend: name, value: Double(churn.leaked))
-            report.record(churnLabel, "RSS before MiB", .exact, backend: name, value: churn.residentBefore / 1_048_576)
-            report.record(churnLabel, "RSS after MiB", .exact, backend: name, value: churn.residentAfter / 1_048_576)
+            try await report.measure(backend) { report in
+                let name = backend.rawValue
+                progress("cancellation: switch-latest churn, \(backend)")
+                let churn = try await Self.churn(backend, cycles: cycles)
+                report.record(churnLabel, "ns/cycle", .lower, backend: name, value: churn.nanosecondsPerCycle)
+                report.record(churnLabel, "kcancels/s", .higher, backend: name, value: 1e6 / churn.nanosecondsPerCycle)
+                report.record(churnLabel, "effects started", .exact, backend: name, value: Double(churn.started))
+                report.record(churnLabel, "effects cancelled", .exact, backend: name, value: Double(churn.cancelled))
+                report.record(churnLabel, "effects leaked", .exact, backend: name, value: Double(churn.leaked))
+                report.record(churnLabel, "RSS before MiB", .exact, backend: name, value: churn.residentBefore / 1_048_576)
+                report.record(churnLabel, "RSS after MiB", .exact, backend: name, value: churn.residentAfter / 1_048_576)
 
-            progress("cancellation: latency, \(backend)")
-            let latency = try await Self.cancellationLatency(backend, cycles: size.cancellationLatencyCycles)
-            report.record(latencyLabel, "p50 µs", .lower, backend: name, value: latency.microseconds(atPercentile: 50))
-            report.record(latencyLabel, "p99 µs", .lower, backend: name, value: latency.microseconds(atPercentile: 99))
+                progress("cancellation: latency, \(backend)")
+                let latency = try await Self.cancellationLatency(backend, cycles: size.cancellationLatencyCycles)
+                report.record(latencyLabel, "p50 µs", .lower, backend: name, value: latency.microseconds(atPercentile: 50))
+                report.record(latencyLabel, "p99 µs", .lower, backend: name, value: latency.microseconds(atPercentile: 99))
 
-            progress("cancellation: set churn, \(backend)")
-            let setChurn = try await Self.setChurn(backend, concurrent: size.concurrentRequests, events: size.setChurnEvents)
-            report.record(setLabel, "ns/event", .lower, backend: name, value: setChurn)
+                progress("cancellation: set churn, \(backend)")
+                let setChurn = try await Self.setChurn(backend, concurrent: size.concurrentRequests, events: size.setChurnEvents)
+                report.record(setLabel, "ns/event", .lower, backend: name, value: setChurn)
 
-            progress("cancellation: stop under load, \(backend)")
-            let stop = try await Self.stopUnderLoad(backend, inFlight: size.inFlightAtStop)
-            report.record(stopLabel, "ms to quiesce", .lower, backend: name, value: stop)
+                progress("cancellation: stop under load, \(backend)")
+                let stop = try await Self.stopUnderLoad(backend, inFlight: size.inFlightAtStop)
+                report.record(stopLabel, "ms to quiesce", .lower, backend: name, value: stop)
+            }
         }
         return report
     }

@@ -20,11 +20,13 @@ public struct FanoutScenario: Sendable {
             let limit = await median(of: size.repetitions) { await Self.bare(feedbacks: feedbacks, states: states) }
             report.recordLimit(label, "ns/state", .lower, value: limit)
             for backend in backends {
-                progress("fanout: \(label), \(backend)")
-                let nanoseconds = try await median(of: size.repetitions) {
-                    try await Self.measure(backend, feedbacks: feedbacks, states: states)
+                try await report.measure(backend) { report in
+                    progress("fanout: \(label), \(backend)")
+                    let nanoseconds = try await median(of: size.repetitions) {
+                        try await Self.measure(backend, feedbacks: feedbacks, states: states)
+                    }
+                    report.record(label, "ns/state", .lower, backend: backend.rawValue, value: nanoseconds)
                 }
-                report.record(label, "ns/state", .lower, backend: backend.rawValue, value: nanoseconds)
             }
         }
         return report

@@ -25,20 +25,23 @@ public struct LatencyScenario: Sendable {
             report.recordLimit(label, metric, better, value: value)
         }
         for backend in backends {
-            progress("latency: \(backend), \(size.backgroundLoops) background loops")
-            let background = (0..<size.backgroundLoops).map { _ in Systems.idleCounter(backend) }
-            for (label, metric, better, value) in try await measure(target: LoopTarget.self, backend: backend, background: background) {
-                report.record(label, metric, better, backend: backend.rawValue, value: value)
-            }
-            var total = 0
-            for loop in background {
-                await loop.waitUntilIdle()
-                total += loop.state
-                await loop.stop()
-            }
-            let sent = backgroundSends.withLock { $0 }
-            guard total == sent else {
-                throw ScenarioFailure("latency, \(backend): background loops reduced \(total) events, \(sent) were sent")
+            try await report.measure(backend) { report in
+                progress("latency: \(backend), \(size.backgroundLoops) background loops")
+                let background = (0..<size.backgroundLoops).map { _ in Systems.idleCounter(backend) }
+                let rows = try await measure(target: LoopTarget.self, backend: backend, background: background)
+                var total = 0
+                for loop in background {
+                    await loop.waitUntilIdle()
+                    total += loop.state
+                    await loop.stop()
+                }
+                let sent = backgroundSends.withLock { $0 }
+                guard total == sent else {
+                    throw ScenarioFailure("latency, \(backend): background loops reduced \(total) events, \(sent) were sent")
+                }
+                for (label, metric, better, value) in rows {
+                    report.record(label, metric, better, backend: backend.rawValue, value: value)
+                }
             }
         }
         return report

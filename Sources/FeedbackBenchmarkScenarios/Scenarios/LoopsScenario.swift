@@ -21,11 +21,13 @@ public struct LoopsScenario: Sendable {
         report.recordLimit(label, "create ns/loop", .lower, value: bare.createNanoseconds)
         report.recordLimit(label, "stop ns/loop", .lower, value: bare.stopNanoseconds)
         for backend in backends {
-            progress("loops: \(count) on \(backend)")
-            let result = try await Self.measure(backend, count: count)
-            report.record(label, "bytes/loop", .lower, backend: backend.rawValue, value: result.bytesPerLoop)
-            report.record(label, "create ns/loop", .lower, backend: backend.rawValue, value: result.createNanoseconds)
-            report.record(label, "stop ns/loop", .lower, backend: backend.rawValue, value: result.stopNanoseconds)
+            try await report.measure(backend) { report in
+                progress("loops: \(count) on \(backend)")
+                let result = try await Self.measure(backend, count: count)
+                report.record(label, "bytes/loop", .lower, backend: backend.rawValue, value: result.bytesPerLoop)
+                report.record(label, "create ns/loop", .lower, backend: backend.rawValue, value: result.createNanoseconds)
+                report.record(label, "stop ns/loop", .lower, backend: backend.rawValue, value: result.stopNanoseconds)
+            }
         }
         return report
     }

@@ -18,11 +18,13 @@ public struct PingPongScenario: Sendable {
         let limit = await median(of: size.repetitions) { await Self.bare(cycles: cycles) }
         report.recordLimit(label, "ns/cycle", .lower, value: limit)
         for backend in backends {
-            progress("pingpong: \(backend)")
-            let nanoseconds = try await median(of: size.repetitions) {
-                try await Self.measure(backend, cycles: cycles)
+            try await report.measure(backend) { report in
+                progress("pingpong: \(backend)")
+                let nanoseconds = try await median(of: size.repetitions) {
+                    try await Self.measure(backend, cycles: cycles)
+                }
+                report.record(label, "ns/cycle", .lower, backend: backend.rawValue, value: nanoseconds)
             }
-            report.record(label, "ns/cycle", .lower, backend: backend.rawValue, value: nanoseconds)
         }
         return report
     }

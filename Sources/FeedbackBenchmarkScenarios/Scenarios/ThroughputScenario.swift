@@ -24,12 +24,14 @@ public struct ThroughputScenario: Sendable {
             report.recordLimit(label, "ns/event", .lower, value: limit)
             report.recordLimit(label, "Mevents/s", .higher, value: 1_000 / limit)
             for backend in backends {
-                progress("throughput: \(label), \(backend)")
-                let nanoseconds = try await median(of: size.repetitions) {
-                    try await Self.measure(backend, events: size.events, senders: senders)
+                try await report.measure(backend) { report in
+                    progress("throughput: \(label), \(backend)")
+                    let nanoseconds = try await median(of: size.repetitions) {
+                        try await Self.measure(backend, events: size.events, senders: senders)
+                    }
+                    report.record(label, "ns/event", .lower, backend: backend.rawValue, value: nanoseconds)
+                    report.record(label, "Mevents/s", .higher, backend: backend.rawValue, value: 1_000 / nanoseconds)
                 }
-                report.record(label, "ns/event", .lower, backend: backend.rawValue, value: nanoseconds)
-                report.record(label, "Mevents/s", .higher, backend: backend.rawValue, value: 1_000 / nanoseconds)
             }
         }
         return report
