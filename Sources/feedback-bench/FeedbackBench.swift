@@ -1,12 +1,18 @@
 import ArgumentParser
 import FeedbackBenchmarkScenarios
+import Dispatch
 import FeedbackLoop
 import Foundation
+import Synchronization
 
 /// `feedback-bench`: every scenario on every backend, side by side with the bare limit measured in
 /// the same run.
+///
+/// A synchronous command whose `run()` blocks the main thread on the asynchronous work, rather than
+/// an `AsyncParsableCommand`: an async `main` parks the main thread in `dispatch_main`, which makes
+/// valgrind 3.19 (callgrind) crash, and `scripts/callgrind.sh` runs this executable under it.
 @main
-struct FeedbackBench: AsyncParsableCommand {
+struct FeedbackBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feedback-bench",
         abstract: "Benchmarks FeedbackLoop's backends against the bare limit of the same work.",
@@ -51,7 +57,7 @@ struct FeedbackBench: AsyncParsableCommand {
     }
 
     /// The parsed, checked options.
-    struct Options {
+    struct Options: Sendable {
         var backends: [Backend]
         var scenarios: [Scenario]
         var size: BenchmarkSize
@@ -110,8 +116,26 @@ struct FeedbackBench: AsyncParsableCommand {
         return Options(backends: backends, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload)
     }
 
-    func run() async throws {
+    func run() throws {
         let options = try options()
+        let output = output
+        let bare = bare
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await Self.run(options, output: output, bare: bare)
+                outcome.withLock { $0 = .success(()) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            finished.signal()
+        }
+        finished.wait()
+        try outcome.withLock { $0! }.get()
+    }
+
+    static func run(_ options: Options, output: String?, bare: Bool) async throws {
         if let workload = options.workload {
             try await runChecked { try await workload.run(bare ? nil : options.backends[0], units: options.size.events) }
             return
@@ -144,7 +168,7 @@ struct FeedbackBench: AsyncParsableCommand {
     }
 
     /// Runs `body`; a ``ScenarioFailure`` is reported on stderr and the process exits 1.
-    private func runChecked<Result>(_ body: () async throws -> Result) async throws -> Result {
+    private static func runChecked<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
         } catch let failure as ScenarioFailure {

@@ -4,8 +4,9 @@ import Testing
 @testable import FeedbackBenchmarkScenarios
 
 /// Every scenario runs to the end at a tiny size on each backend, passes its own checks and fills
-/// in a figure for the backend on every row.
-@Suite struct ScenarioRunTests {
+/// in a figure for the backend on every row. Serialized: the scenarios spin on dedicated threads
+/// and time themselves, so running them side by side would only starve each other.
+@Suite(.serialized) struct ScenarioRunTests {
     static let tiny = try! BenchmarkSize(events: 1_000)
 
     @Test(arguments: Scenario.allCases, Backend.allCases)

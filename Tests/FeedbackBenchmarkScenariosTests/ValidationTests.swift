@@ -34,7 +34,8 @@ import Testing
         let quiet = Systems.fanout(backend, feedbacks: 3)
         let noisy = Loop(
             initial: 0, reduce: Systems.add,
-            feedbacks: [.skippingRepeated({ $0 }) { _ in .none }, .custom { _, _ in .send(0) }], backend: backend)
+            feedbacks: [.skippingRepeated({ $0 }) { _ in .none }, .custom { _, event in event == nil ? .send(0) : .none }],
+            backend: backend)
         for loop in [quiet, noisy] {
             loop.send(1)
             await loop.waitUntilIdle()
