@@ -13,7 +13,7 @@ export_dir=$(mktemp -d)
 trap 'rm -rf "$export_dir"' EXIT
 
 swift package --allow-writing-to-directory "$export_dir" benchmark \
-    --no-progress --filter '^W1 send' \
+    --no-progress --filter 'W1 send.*' \
     --format metricP90AbsoluteThresholds --path "$export_dir"
 
 python3 - "$export_dir" <<'PY'
