@@ -9,7 +9,8 @@ public struct LoopConfiguration: Sendable {
     /// in the queue. Events sent by the loop's own effects are never refused.
     public var capacity: EventCapacity
 
-    /// Where the loop logs effect errors, events sent after stop and overload.
+    /// Where the loop logs effect errors, events sent after stop and overload. Every message
+    /// carries the loop's ``label`` as `loop` metadata.
     public var logger: Logger
 
     /// Called with every error an effect throws while it is still running (errors thrown after the
@@ -28,9 +29,13 @@ public struct LoopConfiguration: Sendable {
     ) {
         self.label = label
         self.capacity = capacity
-        self.logger = logger ?? Logger(label: label)
+        self.logger = logger ?? Self.defaultLogger
         self.onEffectError = onEffectError
     }
+
+    // One logger shared by every loop that does not bring its own: creating a `Logger` asks the
+    // logging system for a handler, which would cost each of 100,000 idle loops an allocation.
+    private static let defaultLogger = Logger(label: "FeedbackLoop")
 }
 
 /// How many externally sent events a ``Loop`` queues before it sheds load.

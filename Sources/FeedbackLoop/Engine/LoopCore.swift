@@ -125,15 +125,24 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         var batch = machine.spare
         machine.spare = []
         while true {
-            let action = lock.withLock { state in
-                state.finishBatch(
-                    &batch,
-                    state: machine.state,
-                    reduced: machine.reduced,
-                    droppedFromCancelledEffects: machine.droppedFromCancelledEffects)
-            }
+            // Everything this pass does to `machine` happens before the lock below: once
+            // `finishBatch` releases the drain role, another thread may own the machine.
+            let reduced = machine.reduced
+            let dropped = machine.droppedFromCancelledEffects
             machine.reduced = 0
             machine.droppedFromCancelledEffects = 0
+            let action = lock.withLock { state in
+                let action = state.finishBatch(
+                    &batch,
+                    state: machine.state,
+                    reduced: reduced,
+                    droppedFromCancelledEffects: dropped)
+                if case .done = action {
+                    // Still inside the lock, so still ours: hand the buffer back for the next drain.
+                    machine.spare = batch
+                }
+                return action
+            }
             switch action {
             case .next:
                 var index = batch.startIndex
@@ -147,7 +156,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                 }
                 batch.removeAll(keepingCapacity: true)
             case .done(let idleWaiters):
-                machine.spare = batch
                 for waiter in idleWaiters { waiter.resume() }
                 return
             case .tearDown:
