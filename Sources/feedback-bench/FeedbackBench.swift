@@ -43,6 +43,9 @@ struct FeedbackBench: ParsableCommand {
     @Option(help: "Write the report to this file instead of standard output.")
     var output: String?
 
+    @Option(help: "Print a report saved with --format json in --format's format, instead of running anything.")
+    var render: String?
+
     @Flag(help: """
         Run one scenario's peer workload (throughput: W1, pingpong: W2, cancellation: W3) once, \
         untimed and checked, for valgrind callgrind; --events sets the units.
@@ -63,6 +66,7 @@ struct FeedbackBench: ParsableCommand {
         var size: BenchmarkSize
         var format: ReportFormat
         var workload: Workload?
+        var render: String?
     }
 
     func options() throws -> Options {
@@ -113,7 +117,11 @@ struct FeedbackBench: ParsableCommand {
         } else if bare {
             throw ValidationError("--bare only goes with --instructions")
         }
-        return Options(backends: backends, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload)
+        if let render, render.isEmpty { throw ValidationError("--render needs a file name") }
+        if render != nil, instructions { throw ValidationError("--render and --instructions exclude each other") }
+        return Options(
+            backends: backends, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
+            render: render)
     }
 
     func run() throws {
@@ -140,12 +148,22 @@ struct FeedbackBench: ParsableCommand {
             try await runChecked { try await workload.run(bare ? nil : options.backends[0], units: options.size.events) }
             return
         }
-        let runner = BenchmarkRunner(size: options.size, backends: options.backends, scenarios: options.scenarios)
-        let start = Date()
-        let report = try await runChecked {
-            try await runner.run { line in
-                let elapsed = String(format: "%5.1f", Date().timeIntervalSince(start))
-                FileHandle.standardError.write(Data("[\(elapsed) s] \(line)\n".utf8))
+        let report: BenchmarkReport
+        if let saved = options.render {
+            do {
+                report = try JSONDecoder().decode(BenchmarkReport.self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
+            } catch {
+                FileHandle.standardError.write(Data("feedback-bench: cannot read a report from \(saved): \(error)\n".utf8))
+                throw ExitCode.failure
+            }
+        } else {
+            let runner = BenchmarkRunner(size: options.size, backends: options.backends, scenarios: options.scenarios)
+            let start = Date()
+            report = try await runChecked {
+                try await runner.run { line in
+                    let elapsed = String(format: "%5.1f", Date().timeIntervalSince(start))
+                    FileHandle.standardError.write(Data("[\(elapsed) s] \(line)\n".utf8))
+                }
             }
         }
         let text = try options.format.render(report)

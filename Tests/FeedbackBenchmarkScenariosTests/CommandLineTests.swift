@@ -23,6 +23,8 @@ import Testing
         (["--instructions", "--scenario", "throughput"], "one --backend"),
         (["--output", ""], "--output needs a file name"),
         (["--frobnicate"], "frobnicate"),
+        (["--render", ""], "--render needs a file name"),
+        (["--render", "r.json", "--instructions", "--scenario", "pingpong", "--bare"], "exclude each other"),
     ])
     func badInputIsAUsageError(arguments: [String], message: String) {
         do {
