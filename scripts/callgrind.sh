@@ -46,8 +46,9 @@ if [ "${1:-}" = --profile ]; then
     valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" \
         "$bench" --instructions --scenario "$(scenario_of "$workload")" $(target_flags "$target") \
         --events "$(units_of "$workload")" >/dev/null 2>"$out.log"
-    cp "$out" "callgrind.out.$workload.$target"
-    echo "kept callgrind.out.$workload.$target (open with callgrind_annotate or kcachegrind)" >&2
+    mkdir -p .build
+    cp "$out" ".build/callgrind.out.$workload.$target"
+    echo "kept .build/callgrind.out.$workload.$target (for callgrind_annotate --auto=yes or kcachegrind)" >&2
     callgrind_annotate --inclusive=yes --threshold=99 "$out" | head -60
     exit 0
 fi
