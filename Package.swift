@@ -124,7 +124,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackBenchmarkScenariosTests",
-            dependencies: ["FeedbackBenchmarkScenarios"]
+            dependencies: ["FeedbackBenchmarkScenarios", "feedback-bench"]
         ),
     ],
     swiftLanguageModes: [.v6]

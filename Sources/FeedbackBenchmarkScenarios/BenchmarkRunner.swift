@@ -1,0 +1,58 @@
+import FeedbackLoop
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the chosen scenarios on the chosen backends and collects one report.
+///
+/// Each scenario measures its limit first and then every backend, in the same process and the same
+/// minute, so that the ratios compare like with like even when the machine's speed drifts.
+public struct BenchmarkRunner: Sendable {
+    public var size: BenchmarkSize
+    public var backends: [Backend]
+    public var scenarios: [Scenario]
+
+    public init(size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.allCases) {
+        self.size = size
+        self.backends = backends
+        self.scenarios = scenarios
+    }
+
+    /// Runs every scenario, or throws the first ``ScenarioFailure``.
+    public func run(progress: Progress = { _ in }) async throws -> BenchmarkReport {
+        var reports: [ScenarioReport] = []
+        for scenario in scenarios {
+            let start = Nanoseconds.now()
+            reports.append(try await run(scenario, progress: progress))
+            progress("\(scenario): done in \(String(format: "%.1f", Double(Nanoseconds.now() - start) / 1e9)) s")
+        }
+        return BenchmarkReport(
+            date: Self.timestamp(),
+            processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
+            size: size,
+            backends: backends.map(\.rawValue),
+            scenarios: reports)
+    }
+
+    public func run(_ scenario: Scenario, progress: Progress = { _ in }) async throws -> ScenarioReport {
+        switch scenario {
+        case .throughput: try await ThroughputScenario(size: size).run(backends: backends, progress: progress)
+        case .pingpong: try await PingPongScenario(size: size).run(backends: backends, progress: progress)
+        case .fanout: try await FanoutScenario(size: size).run(backends: backends, progress: progress)
+        case .latency: try await LatencyScenario(size: size).run(backends: backends, progress: progress)
+        case .cancellation: try await CancellationScenario(size: size).run(backends: backends, progress: progress)
+        case .loops: try await LoopsScenario(size: size).run(backends: backends, progress: progress)
+        }
+    }
+
+    static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02dZ",
+            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+}

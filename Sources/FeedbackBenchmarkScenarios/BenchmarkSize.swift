@@ -1,0 +1,67 @@
+/// How much work each scenario does. The presets trade precision for time; `--events N` scales
+/// every scenario from one number.
+public struct BenchmarkSize: Codable, Sendable, Hashable {
+    /// External sends per `throughput` run, and the base every other count derives from.
+    public var events: Int
+    /// Cycles per `pingpong` run.
+    public var pingPongCycles: Int
+    /// States per `fanout` run with one feedback (divided by F for F feedbacks).
+    public var fanoutStates: Int
+    /// Cycles of back-to-back switch-latest churn.
+    public var churnCycles: Int
+    /// Paced switch-latest cycles used to measure cancellation latency.
+    public var cancellationLatencyCycles: Int
+    /// Events of set-based churn, and how many requests run concurrently throughout.
+    public var setChurnEvents: Int
+    public var concurrentRequests: Int
+    /// Effects in flight when `stop()` is called.
+    public var inFlightAtStop: Int
+    /// Idle loops created at once.
+    public var idleLoops: Int
+    /// Background loops carrying load during `latency`.
+    public var backgroundLoops: Int
+    /// Events sent flat out to find the maximum rate before the `latency` runs.
+    public var latencyCalibrationEvents: Int
+    /// Seconds each open-loop rate runs for (capped by `events`).
+    public var latencyPhaseSeconds: Double
+    /// Timed repetitions of the short scenarios; the median is reported.
+    public var repetitions: Int
+
+    /// The named presets of `--size`.
+    public enum Preset: String, CaseIterable, Codable, Sendable {
+        case small, medium, large
+    }
+
+    /// Every count derived from `events`, with the fixed populations the issue names (1,000
+    /// background loops and concurrent requests, 10,000 effects at stop, 100,000 idle loops) from
+    /// 100,000 events up, and proportionally fewer below, so that a tiny run stays tiny.
+    public init(events: Int) throws(ScenarioFailure) {
+        guard events > 0 else { throw ScenarioFailure("the number of events must be positive, not \(events)") }
+        func scaled(_ full: Int, minimum: Int) -> Int {
+            Swift.max(minimum, Swift.min(full, full * events / 100_000))
+        }
+        self.events = events
+        self.pingPongCycles = Swift.max(1, events / 5)
+        self.fanoutStates = Swift.max(1, events / 2)
+        self.churnCycles = Swift.max(1, events / 5)
+        self.cancellationLatencyCycles = Swift.max(1, Swift.min(20_000, events / 10))
+        self.setChurnEvents = Swift.max(1, events / 100)
+        self.concurrentRequests = scaled(1_000, minimum: 2)
+        self.inFlightAtStop = scaled(10_000, minimum: 2)
+        self.idleLoops = scaled(100_000, minimum: 2)
+        self.backgroundLoops = scaled(1_000, minimum: 1)
+        self.latencyCalibrationEvents = Swift.max(1, Swift.min(200_000, events / 5))
+        self.latencyPhaseSeconds = events >= 100_000 ? 0.5 : 0.05
+        self.repetitions = events >= 100_000 ? 3 : 1
+    }
+
+    public init(preset: Preset) {
+        switch preset {
+        // The force-try is safe: the counts are positive literals.
+        case .small: self = try! BenchmarkSize(events: 10_000)
+        case .medium: self = try! BenchmarkSize(events: 1_000_000)
+        case .large: self = try! BenchmarkSize(events: 10_000_000)
+        }
+        if preset == .large { latencyPhaseSeconds = 2 }
+    }
+}

@@ -1,1 +1,0 @@
-// Module FeedbackBenchmarkScenarios: being written (see the open issues).

@@ -1,0 +1,117 @@
+import FeedbackLoop
+
+/// One row of a scenario's table: a figure measured on every backend and, where one exists, on the
+/// bare limit doing the same work in the same run.
+public struct Measurement: Codable, Sendable, Hashable {
+    /// Which way is better, which also says how the ratio to the limit is taken.
+    public enum Better: String, Codable, Sendable, Hashable {
+        /// Times and sizes: the ratio is `value / limit`.
+        case lower
+        /// Rates: the ratio is `limit / value`.
+        case higher
+        /// Counts that must match (started, cancelled, leaked): no ratio.
+        case exact
+    }
+
+    /// What was measured, e.g. "1 sender" or "50 % of max".
+    public var label: String
+    /// The figure and its unit, e.g. "ns/event".
+    public var metric: String
+    public var better: Better
+    /// The bare limit's figure, when there is one.
+    public var limit: Double?
+    /// Each backend's figure, keyed by ``FeedbackLoop/Backend`` raw value.
+    public var values: [String: Double]
+
+    public init(label: String, metric: String, better: Better, limit: Double? = nil, values: [String: Double] = [:]) {
+        self.label = label
+        self.metric = metric
+        self.better = better
+        self.limit = limit
+        self.values = values
+    }
+
+    /// How many times slower (or bigger) than the limit `backend` is: 1 means as good as the
+    /// limit. `nil` without a limit or a value.
+    public func ratio(_ backend: String) -> Double? {
+        guard let limit, let value = values[backend], better != .exact else { return nil }
+        switch better {
+        case .lower: return limit > 0 ? value / limit : nil
+        case .higher: return value > 0 ? limit / value : nil
+        case .exact: return nil
+        }
+    }
+}
+
+/// One scenario's results: what the limit is and one row per figure.
+public struct ScenarioReport: Codable, Sendable, Hashable {
+    public var scenario: Scenario
+    /// What the limit column measures, e.g. "bare reducer loop".
+    public var limit: String
+    public var rows: [Measurement]
+    /// Runs whose check failed, as "backend: what went wrong". A failed backend reports no further
+    /// figures in this scenario; the figures it reported before come from runs that passed.
+    public var failures: [String]
+
+    public init(scenario: Scenario, limit: String, rows: [Measurement] = [], failures: [String] = []) {
+        self.scenario = scenario
+        self.limit = limit
+        self.rows = rows
+        self.failures = failures
+    }
+
+    /// Runs `body` for `backend` unless the backend already failed in this scenario; a
+    /// ``ScenarioFailure`` is recorded instead of ending the whole benchmark run, so one engine bug
+    /// does not hide every other figure. Any other error ends the run.
+    mutating func measure(_ backend: Backend, _ body: (inout ScenarioReport) async throws -> Void) async throws {
+        guard !failures.contains(where: { $0.hasPrefix("\(backend.rawValue):") }) else { return }
+        do {
+            try await body(&self)
+        } catch let failure as ScenarioFailure {
+            failures.append("\(backend.rawValue): \(failure)")
+        }
+    }
+
+    /// Sets `backend`'s value of the row (label, metric), adding the row if needed.
+    mutating func record(
+        _ label: String, _ metric: String, _ better: Measurement.Better,
+        backend: String, value: Double
+    ) {
+        if let index = rows.firstIndex(where: { $0.label == label && $0.metric == metric }) {
+            rows[index].values[backend] = value
+        } else {
+            rows.append(Measurement(label: label, metric: metric, better: better, values: [backend: value]))
+        }
+    }
+
+    /// Sets the limit of the row (label, metric), adding the row if needed.
+    mutating func recordLimit(_ label: String, _ metric: String, _ better: Measurement.Better, value: Double) {
+        if let index = rows.firstIndex(where: { $0.label == label && $0.metric == metric }) {
+            rows[index].limit = value
+        } else {
+            rows.append(Measurement(label: label, metric: metric, better: better, limit: value))
+        }
+    }
+}
+
+/// A whole run: where and how it ran, then one report per scenario.
+public struct BenchmarkReport: Codable, Sendable, Hashable {
+    public var date: String
+    public var processors: Int
+    public var size: BenchmarkSize
+    public var backends: [String]
+    public var scenarios: [ScenarioReport]
+
+    /// Every failed run, scenario by scenario. A report with failures is not a benchmark result.
+    public var failures: [String] {
+        scenarios.flatMap { scenario in scenario.failures.map { "\(scenario.scenario): \($0)" } }
+    }
+
+    public init(date: String, processors: Int, size: BenchmarkSize, backends: [String], scenarios: [ScenarioReport]) {
+        self.date = date
+        self.processors = processors
+        self.size = size
+        self.backends = backends
+        self.scenarios = scenarios
+    }
+}

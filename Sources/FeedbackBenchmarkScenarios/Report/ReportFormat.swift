@@ -1,0 +1,98 @@
+import Foundation
+
+/// How a ``BenchmarkReport`` is written out: a Markdown table per scenario (readable in a terminal
+/// and pasteable into BENCHMARKS.md as is), JSON (the input of `scripts/chart.py`), or CSV.
+public enum ReportFormat: String, CaseIterable, Codable, Sendable {
+    case table, json, csv
+
+    public func render(_ report: BenchmarkReport) throws -> String {
+        switch self {
+        case .table: Self.table(report)
+        case .json: try Self.json(report)
+        case .csv: Self.csv(report)
+        }
+    }
+
+    static func json(_ report: BenchmarkReport) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(report), as: UTF8.self) + "\n"
+    }
+
+    static func table(_ report: BenchmarkReport) -> String {
+        var out = "feedback-bench \(report.date), \(report.processors) processors, \(report.size.events) events\n"
+        for scenario in report.scenarios {
+            out += "\n### \(scenario.scenario) — \(scenario.scenario.summary)\nlimit: \(scenario.limit)\n\n"
+            var header = ["case", "metric", "limit"]
+            for backend in report.backends { header += [backend, "× limit"] }
+            var lines = [header]
+            for row in scenario.rows {
+                var cells = [row.label, row.metric, row.limit.map(number) ?? "—"]
+                for backend in report.backends {
+                    cells.append(row.values[backend].map(number) ?? "—")
+                    cells.append(row.ratio(backend).map { String(format: "%.1f", $0) } ?? "")
+                }
+                lines.append(cells)
+            }
+            out += markdown(lines)
+            for failure in scenario.failures {
+                out += "\n**FAILED** \(failure) — no figures from this run.\n"
+            }
+        }
+        return out
+    }
+
+    static func csv(_ report: BenchmarkReport) -> String {
+        var header = ["scenario", "case", "metric", "better", "limit"]
+        for backend in report.backends { header += [backend, "\(backend)_ratio"] }
+        var out = header.joined(separator: ",") + "\n"
+        for scenario in report.scenarios {
+            for row in scenario.rows {
+                var cells = [scenario.scenario.rawValue, row.label, row.metric, row.better.rawValue, row.limit.map { "\($0)" } ?? ""]
+                for backend in report.backends {
+                    cells.append(row.values[backend].map { "\($0)" } ?? "")
+                    cells.append(row.ratio(backend).map { "\($0)" } ?? "")
+                }
+                out += cells.map(csvField).joined(separator: ",") + "\n"
+            }
+        }
+        return out
+    }
+
+    static func csvField(_ field: String) -> String {
+        guard field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" }) else { return field }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Three significant digits, thousands grouped: enough to compare, not so many as to suggest a
+    /// precision wall-clock figures do not have.
+    static func number(_ value: Double) -> String {
+        let magnitude = abs(value)
+        if magnitude >= 1_000 {
+            let rounded = Int(value.rounded())
+            var digits = String(abs(rounded))
+            var grouped = ""
+            while digits.count > 3 {
+                grouped = "," + digits.suffix(3) + grouped
+                digits.removeLast(3)
+            }
+            return (rounded < 0 ? "-" : "") + digits + grouped
+        }
+        if magnitude >= 100 || value == value.rounded() { return String(format: "%.0f", value) }
+        if magnitude >= 10 { return String(format: "%.1f", value) }
+        if magnitude >= 1 { return String(format: "%.2f", value) }
+        return String(format: "%.3f", value)
+    }
+
+    static func markdown(_ lines: [[String]]) -> String {
+        let widths = lines[0].indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
+        func render(_ cells: [String]) -> String {
+            "| " + zip(cells, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
+                .joined(separator: " | ") + " |\n"
+        }
+        var out = render(lines[0])
+        out += "|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|\n"
+        for line in lines.dropFirst() { out += render(line) }
+        return out
+    }
+}

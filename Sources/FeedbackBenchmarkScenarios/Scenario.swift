@@ -1,0 +1,30 @@
+/// The benchmark scenarios, by the names used on the command line and in reports.
+public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomStringConvertible {
+    /// External sends into a counter loop from 1 and from 4 senders.
+    case throughput
+    /// A `skippingRepeated` feedback whose effect at once sends the next event.
+    case pingpong
+    /// 1, 16 and 256 feedbacks evaluating their query on every state.
+    case fanout
+    /// Open-loop sends at 10, 50 and 90 % of the measured maximum rate, beside busy background
+    /// loops; latency from the intended send time to the state being observed.
+    case latency
+    /// Switch-latest churn, set-based churn with many concurrent requests, and stop under load.
+    case cancellation
+    /// Many idle loops: memory and create/stop time per loop.
+    case loops
+
+    public var description: String { rawValue }
+
+    /// One line on what the scenario measures, for the report.
+    public var summary: String {
+        switch self {
+        case .throughput: "external sends into a counter loop"
+        case .pingpong: "skippingRepeated feedback whose effect immediately sends the next event"
+        case .fanout: "F feedbacks evaluating their query on each state"
+        case .latency: "open-loop send -> state observed, from the intended send time, with background loops"
+        case .cancellation: "switch-latest churn, set-based churn, stop under load"
+        case .loops: "idle loops: memory and create+stop per loop"
+        }
+    }
+}

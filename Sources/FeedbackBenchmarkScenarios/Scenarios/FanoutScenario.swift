@@ -1,0 +1,77 @@
+import FeedbackLoop
+
+/// `fanout`: F = 1, 16 and 256 `skippingRepeated` feedbacks whose queries run on every state and
+/// stay `nil`, so nothing starts: the cost of evaluating feedbacks, per state.
+///
+/// Limit: the bare reducer followed by the F query closures and their comparisons in a plain loop.
+public struct FanoutScenario: Sendable {
+    public static let feedbackCounts = [1, 16, 256]
+
+    public let size: BenchmarkSize
+
+    public init(size: BenchmarkSize) { self.size = size }
+
+    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+        var report = ScenarioReport(scenario: .fanout, limit: "bare reducer + F queries loop")
+        for feedbacks in Self.feedbackCounts {
+            let states = Swift.max(1, size.fanoutStates / feedbacks)
+            let label = "F = \(feedbacks)"
+            progress("fanout: \(label), limit")
+            let limit = await median(of: size.repetitions) { await Self.bare(feedbacks: feedbacks, states: states) }
+            report.recordLimit(label, "ns/state", .lower, value: limit)
+            for backend in backends {
+                try await report.measure(backend) { report in
+                    progress("fanout: \(label), \(backend)")
+                    let nanoseconds = try await median(of: size.repetitions) {
+                        try await Self.measure(backend, feedbacks: feedbacks, states: states)
+                    }
+                    report.record(label, "ns/state", .lower, backend: backend.rawValue, value: nanoseconds)
+                }
+            }
+        }
+        return report
+    }
+
+    /// Nanoseconds per state, after checking every event was reduced and no effect started.
+    public static func measure(_ backend: Backend, feedbacks: Int, states: Int) async throws -> Double {
+        let loop = Systems.fanout(backend, feedbacks: feedbacks)
+        await loop.waitUntilIdle()
+        let elapsed = await Nanoseconds.measure {
+            await onDedicatedThreads(1) { _ in
+                for _ in 0..<states { loop.send(1) }
+            }
+            await loop.waitUntilIdle()
+        }
+        try RunCheck(
+            run: "fanout, F = \(feedbacks), \(backend)",
+            expectedState: states,
+            finalState: loop.state,
+            expectedReduced: states,
+            statistics: loop.statistics,
+            expectedStarted: 0
+        ).validate()
+        await loop.stop()
+        return Double(elapsed) / Double(states)
+    }
+
+    static func bare(feedbacks: Int, states: Int) async -> Double {
+        let reduce = opaque(Systems.add)
+        let queries = opaque((0..<feedbacks).map(Systems.fanoutQuery))
+        let elapsed = await onDedicatedThread { () -> UInt64 in
+            var state = 0
+            var last = [Int?](repeating: nil, count: feedbacks)
+            let elapsed = Nanoseconds.measure {
+                for _ in 0..<states {
+                    reduce(&state, 1)
+                    for index in queries.indices {
+                        let next = queries[index](state)
+                        if next != last[index] { last[index] = next }
+                    }
+                }
+            }
+            precondition(opaque(state) == states)
+            return elapsed
+        }
+        return Double(elapsed) / Double(states)
+    }
+}

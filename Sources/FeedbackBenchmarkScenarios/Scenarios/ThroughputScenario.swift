@@ -1,0 +1,94 @@
+import FeedbackLoop
+import Synchronization
+
+/// `throughput`: N external sends into a counter loop, from 1 and from 4 sender threads, timed
+/// until the loop is idle again (so the actor backend's queued events count too).
+///
+/// Limit: the bare reducer loop doing the same additions; with 4 senders, the bare reducer behind
+/// one `Mutex`, which is the least any thread-safe loop must do.
+public struct ThroughputScenario: Sendable {
+    public static let senderCounts = [1, 4]
+
+    public let size: BenchmarkSize
+
+    public init(size: BenchmarkSize) { self.size = size }
+
+    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+        var report = ScenarioReport(scenario: .throughput, limit: "bare reducer loop (4 senders: behind one Mutex)")
+        for senders in Self.senderCounts {
+            let label = senders == 1 ? "1 sender" : "\(senders) senders"
+            progress("throughput: \(label), limit")
+            let limit = await median(of: size.repetitions) {
+                await Self.bare(events: size.events, senders: senders)
+            }
+            report.recordLimit(label, "ns/event", .lower, value: limit)
+            report.recordLimit(label, "Mevents/s", .higher, value: 1_000 / limit)
+            for backend in backends {
+                try await report.measure(backend) { report in
+                    progress("throughput: \(label), \(backend)")
+                    let nanoseconds = try await median(of: size.repetitions) {
+                        try await Self.measure(backend, events: size.events, senders: senders)
+                    }
+                    report.record(label, "ns/event", .lower, backend: backend.rawValue, value: nanoseconds)
+                    report.record(label, "Mevents/s", .higher, backend: backend.rawValue, value: 1_000 / nanoseconds)
+                }
+            }
+        }
+        return report
+    }
+
+    /// Nanoseconds per event for `events` sends split over `senders` threads, after checking that
+    /// the loop reduced every one of them.
+    public static func measure(_ backend: Backend, events: Int, senders: Int) async throws -> Double {
+        let loop = Systems.counter(backend)
+        let shares = split(events, into: senders)
+        let elapsed = await Nanoseconds.measure {
+            await onDedicatedThreads(senders) { sender in
+                for _ in 0..<shares[sender] { loop.send(1) }
+            }
+            await loop.waitUntilIdle()
+        }
+        try check(backend, senders: senders, sent: events, loop: loop)
+        await loop.stop()
+        return Double(elapsed) / Double(events)
+    }
+
+    /// The run's check: the counter equals the number of sends and each was reduced.
+    public static func check(_ backend: Backend, senders: Int, sent: Int, loop: Loop<Int, Int>) throws(ScenarioFailure) {
+        try RunCheck(
+            run: "throughput, \(senders) senders, \(backend)",
+            expectedState: sent,
+            finalState: loop.state,
+            expectedReduced: sent,
+            statistics: loop.statistics
+        ).validate()
+    }
+
+    /// The limit: the same additions with no loop around them.
+    static func bare(events: Int, senders: Int) async -> Double {
+        let reduce = opaque(Systems.add)
+        if senders == 1 {
+            let elapsed = await onDedicatedThread { () -> UInt64 in
+                var state = 0
+                let elapsed = Nanoseconds.measure {
+                    for _ in 0..<events { reduce(&state, 1) }
+                }
+                precondition(opaque(state) == events)
+                return elapsed
+            }
+            return Double(elapsed) / Double(events)
+        }
+        let state = Mutex(0)
+        let shares = split(events, into: senders)
+        let elapsed = await Nanoseconds.measure {
+            await onDedicatedThreads(senders) { sender in
+                for _ in 0..<shares[sender] { state.withLock { reduce(&$0, 1) } }
+            }
+        }
+        return Double(elapsed) / Double(events)
+    }
+
+    static func split(_ total: Int, into parts: Int) -> [Int] {
+        (0..<parts).map { total / parts + ($0 < total % parts ? 1 : 0) }
+    }
+}

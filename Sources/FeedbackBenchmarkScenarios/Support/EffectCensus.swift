@@ -1,0 +1,116 @@
+import Synchronization
+
+/// Counts, from inside the effects themselves, how many bodies began and how many saw their
+/// cancellation — the ground truth that ``RunCheck`` holds the loop's own statistics against —
+/// and optionally the latency from a state change to the cancellation handler.
+public final class EffectCensus: Sendable {
+    /// A snapshot of the counts.
+    public struct Counts: Sendable, Hashable {
+        public var started: Int
+        public var cancelled: Int
+
+        public init(started: Int, cancelled: Int) {
+            self.started = started
+            self.cancelled = cancelled
+        }
+    }
+
+    private let started = Atomic<Int>(0)
+    private let cancelled = Atomic<Int>(0)
+    let stamps: TransitionStamps?
+    let cancellationLatency: LatencyHistogram?
+
+    /// A census; with `stamps`, each cancellation of the effect for generation `g` records the time
+    /// since the state change to generation `g + 1` in `cancellationLatency`.
+    init(stamps: TransitionStamps?) {
+        self.stamps = stamps
+        self.cancellationLatency = stamps == nil ? nil : LatencyHistogram()
+    }
+
+    /// A census that only counts.
+    public convenience init() {
+        self.init(stamps: nil)
+    }
+
+    /// What the effects have counted so far.
+    public var counts: Counts {
+        Counts(started: started.load(ordering: .acquiring), cancelled: cancelled.load(ordering: .acquiring))
+    }
+
+
+    /// The body of a never-ending effect: counts its start, parks until cancelled, counts the
+    /// cancellation. Parked on a continuation, not in `Task.sleep`, which would keep ~0.8 KB per
+    /// cancelled sleeper until its deadline and show up as a leak in the RSS figures.
+    func parkUntilCancelled(generation: Int = 0) async {
+        started.add(1, ordering: .releasing)
+        let slot = ParkingSlot()
+        await withTaskCancellationHandler {
+            await slot.park()
+        } onCancel: {
+            // A slot still 0 means no state change caused this cancellation (the loop stopped).
+            if let stamps, let cancellationLatency, case let changed = stamps[generation + 1], changed != 0 {
+                let now = Nanoseconds.now()
+                cancellationLatency.record(now > changed ? now - changed : 0)
+            }
+            cancelled.add(1, ordering: .releasing)
+            slot.release()
+        }
+    }
+}
+
+/// One parked task and its release, safe whichever comes first.
+final class ParkingSlot: Sendable {
+    private enum State {
+        case idle
+        case parked(UnsafeContinuation<Void, Never>)
+        case released
+    }
+
+    private let state = Mutex(State.idle)
+
+    func park() async {
+        await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
+            let releasedAlready = state.withLock { state -> Bool in
+                if case .released = state { return true }
+                state = .parked(continuation)
+                return false
+            }
+            if releasedAlready { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let parked = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            defer { state = .released }
+            if case .parked(let continuation) = state { return continuation }
+            return nil
+        }
+        parked?.resume()
+    }
+}
+
+/// When each generation's state change happened, written by the loop's `onTransition` hook and
+/// read by the cancellation handler of the previous generation's effect.
+final class TransitionStamps: @unchecked Sendable {
+    // @unchecked: slot g is written once, by `onTransition` on the drain thread or actor, before
+    // the feedbacks see generation g and cancel the effect of g - 1; the cancellation handler that
+    // reads it runs inside that `Task.cancel()` call or on the task after it observed the cancel,
+    // which the runtime's task-status atomics order after the write.
+    private let slots: UnsafeMutablePointer<UInt64>
+    private let count: Int
+
+    init(count: Int) {
+        self.count = count
+        self.slots = .allocate(capacity: count)
+        slots.initialize(repeating: 0, count: count)
+    }
+
+    deinit {
+        slots.deallocate()
+    }
+
+    subscript(generation: Int) -> UInt64 {
+        get { generation < count ? slots[generation] : 0 }
+        set { if generation < count { slots[generation] = newValue } }
+    }
+}

@@ -1,0 +1,197 @@
+import ArgumentParser
+import FeedbackBenchmarkScenarios
+import Dispatch
+import FeedbackLoop
+import Foundation
+import Synchronization
+
+/// `feedback-bench`: every scenario on every backend, side by side with the bare limit measured in
+/// the same run.
+///
+/// A synchronous command whose `run()` blocks the main thread on the asynchronous work, rather than
+/// an `AsyncParsableCommand`: an async `main` parks the main thread in `dispatch_main`, which makes
+/// valgrind 3.19 (callgrind) crash, and `scripts/callgrind.sh` runs this executable under it.
+@main
+struct FeedbackBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "feedback-bench",
+        abstract: "Benchmarks FeedbackLoop's backends against the bare limit of the same work.",
+        discussion: """
+            With no arguments, runs every scenario on every backend (about a minute on 2 cores) and \
+            prints one table per scenario: the limit (a bare reducer loop, or the bare Swift primitive \
+            for the asynchronous scenarios), each backend's figure and its ratio to the limit. Every run \
+            checks its result and exits 1 instead of printing figures from a broken run.
+
+            Scenarios: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).
+            """)
+
+    @Option(help: "callback, actor or all.")
+    var backend = "all"
+
+    @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default all).")
+    var scenarioNames: [String] = []
+
+    @Option(help: "External sends per throughput run; every other count scales from it. Overrides --size.")
+    var events: Int?
+
+    @Option(help: "small, medium or large (default medium: 1,000,000 events).")
+    var size: String?
+
+    @Option(help: "table, json or csv.")
+    var format = "table"
+
+    @Option(help: "Write the report to this file instead of standard output.")
+    var output: String?
+
+    @Option(help: "Print a report saved with --format json in --format's format, instead of running anything.")
+    var render: String?
+
+    @Flag(help: """
+        Run one scenario's peer workload (throughput: W1, pingpong: W2, cancellation: W3) once, \
+        untimed and checked, for valgrind callgrind; --events sets the units.
+        """)
+    var instructions = false
+
+    @Flag(help: "With --instructions: run the bare limit instead of a backend.")
+    var bare = false
+
+    mutating func validate() throws {
+        _ = try options()
+    }
+
+    /// The parsed, checked options.
+    struct Options: Sendable {
+        var backends: [Backend]
+        var scenarios: [Scenario]
+        var size: BenchmarkSize
+        var format: ReportFormat
+        var workload: Workload?
+        var render: String?
+    }
+
+    func options() throws -> Options {
+        let backends: [Backend]
+        if backend == "all" {
+            backends = Backend.allCases
+        } else if let one = Backend(rawValue: backend) {
+            backends = [one]
+        } else {
+            throw ValidationError("unknown backend '\(backend)'; use \(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or all")
+        }
+        var scenarios: [Scenario] = []
+        for name in scenarioNames {
+            guard let scenario = Scenario(rawValue: name) else {
+                throw ValidationError("unknown scenario '\(name)'; use one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            if !scenarios.contains(scenario) { scenarios.append(scenario) }
+        }
+        if scenarios.isEmpty { scenarios = Scenario.allCases }
+        let benchmarkSize: BenchmarkSize
+        switch (events, size) {
+        case (_?, _?):
+            throw ValidationError("give either --events or --size, not both")
+        case (let events?, nil):
+            guard events > 0 else { throw ValidationError("--events must be a positive number, not \(events)") }
+            benchmarkSize = try BenchmarkSize(events: events)
+        case (nil, let name?):
+            guard let preset = BenchmarkSize.Preset(rawValue: name) else {
+                throw ValidationError("unknown size '\(name)'; use small, medium or large")
+            }
+            benchmarkSize = BenchmarkSize(preset: preset)
+        case (nil, nil):
+            benchmarkSize = BenchmarkSize(preset: .medium)
+        }
+        guard let reportFormat = ReportFormat(rawValue: format) else {
+            throw ValidationError("unknown format '\(format)'; use table, json or csv")
+        }
+        if let output, output.isEmpty { throw ValidationError("--output needs a file name") }
+        var workload: Workload?
+        if instructions {
+            guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
+                throw ValidationError("--instructions needs exactly one --scenario: throughput, pingpong or cancellation")
+            }
+            guard bare || backends.count == 1 else {
+                throw ValidationError("--instructions needs one --backend (callback or actor) or --bare")
+            }
+            workload = only
+        } else if bare {
+            throw ValidationError("--bare only goes with --instructions")
+        }
+        if let render, render.isEmpty { throw ValidationError("--render needs a file name") }
+        if render != nil, instructions { throw ValidationError("--render and --instructions exclude each other") }
+        return Options(
+            backends: backends, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
+            render: render)
+    }
+
+    func run() throws {
+        let options = try options()
+        let output = output
+        let bare = bare
+        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                try await Self.run(options, output: output, bare: bare)
+                outcome.withLock { $0 = .success(()) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            finished.signal()
+        }
+        finished.wait()
+        try outcome.withLock { $0! }.get()
+    }
+
+    static func run(_ options: Options, output: String?, bare: Bool) async throws {
+        if let workload = options.workload {
+            try await runChecked { try await workload.run(bare ? nil : options.backends[0], units: options.size.events) }
+            return
+        }
+        let report: BenchmarkReport
+        if let saved = options.render {
+            do {
+                report = try JSONDecoder().decode(BenchmarkReport.self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
+            } catch {
+                FileHandle.standardError.write(Data("feedback-bench: cannot read a report from \(saved): \(error)\n".utf8))
+                throw ExitCode.failure
+            }
+        } else {
+            let runner = BenchmarkRunner(size: options.size, backends: options.backends, scenarios: options.scenarios)
+            let start = Date()
+            report = try await runChecked {
+                try await runner.run { line in
+                    let elapsed = String(format: "%5.1f", Date().timeIntervalSince(start))
+                    FileHandle.standardError.write(Data("[\(elapsed) s] \(line)\n".utf8))
+                }
+            }
+        }
+        let text = try options.format.render(report)
+        if let output {
+            do {
+                try text.write(toFile: output, atomically: true, encoding: .utf8)
+            } catch {
+                FileHandle.standardError.write(Data("feedback-bench: cannot write \(output): \(error)\n".utf8))
+                throw ExitCode.failure
+            }
+        } else {
+            print(text, terminator: "")
+        }
+        let failures = report.failures
+        if !failures.isEmpty {
+            let lines = failures.map { "  \($0)\n" }.joined()
+            FileHandle.standardError.write(Data("feedback-bench: FAILED, \(failures.count) run(s) broke their checks:\n\(lines)".utf8))
+            throw ExitCode.failure
+        }
+    }
+
+    /// Runs `body`; a ``ScenarioFailure`` is reported on stderr and the process exits 1.
+    private static func runChecked<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let failure as ScenarioFailure {
+            FileHandle.standardError.write(Data("feedback-bench: FAILED, no figures reported: \(failure)\n".utf8))
+            throw ExitCode.failure
+        }
+    }
+}

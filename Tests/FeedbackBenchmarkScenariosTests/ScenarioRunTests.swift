@@ -1,0 +1,53 @@
+import FeedbackLoop
+import Testing
+
+@testable import FeedbackBenchmarkScenarios
+
+/// Every scenario runs to the end at a tiny size on each backend, passes its own checks and fills
+/// in a figure for the backend on every row. Serialized: the scenarios spin on dedicated threads
+/// and time themselves, so running them side by side would only starve each other.
+@Suite(.serialized) struct ScenarioRunTests {
+    static let tiny = try! BenchmarkSize(events: 1_000)
+
+    @Test(arguments: Scenario.allCases, Backend.allCases)
+    func scenarioPassesItsChecksAndReportsEveryRow(scenario: Scenario, backend: Backend) async throws {
+        let runner = BenchmarkRunner(size: Self.tiny, backends: [backend], scenarios: [scenario])
+        let report = try await runner.run(scenario)
+        #expect(report.scenario == scenario)
+        #expect(!report.rows.isEmpty)
+        for row in report.rows {
+            let value = try #require(row.values[backend.rawValue], "\(row.label) \(row.metric) has no \(backend) figure")
+            #expect(value.isFinite)
+            if row.better != .exact { #expect(value > 0 || row.metric.hasPrefix("RSS"), "\(row.label) \(row.metric)") }
+        }
+        let leaked = report.rows.filter { $0.metric == "effects leaked" }.compactMap { $0.values[backend.rawValue] }
+        #expect(leaked.allSatisfy { $0 == 0 })
+    }
+
+    @Test(arguments: Workload.allCases, Backend.allCases)
+    func workloadRunsCheckedOnEachBackendAndBare(workload: Workload, backend: Backend) async throws {
+        try await workload.run(backend, units: 200)
+        try await workload.run(nil, units: 200)
+    }
+
+    @Test func reportRendersInEveryFormat() async throws {
+        let runner = BenchmarkRunner(size: Self.tiny, scenarios: [.pingpong])
+        let report = try await runner.run()
+        let table = try ReportFormat.table.render(report)
+        #expect(table.contains("| 200 cycles | ns/cycle |"))
+        #expect(table.contains("callback") && table.contains("actor"))
+        let csv = try ReportFormat.csv.render(report)
+        #expect(csv.hasPrefix("scenario,case,metric,better,limit,callback,callback_ratio,actor,actor_ratio\n"))
+        #expect(csv.split(separator: "\n").count == 2)
+        let json = try ReportFormat.json.render(report)
+        #expect(json.contains("\"scenario\" : \"pingpong\""))
+    }
+
+    @Test func sizesRejectNonPositiveEventCounts() {
+        #expect(throws: ScenarioFailure.self) { try BenchmarkSize(events: 0) }
+        #expect(throws: ScenarioFailure.self) { try BenchmarkSize(events: -3) }
+        #expect(BenchmarkSize(preset: .medium).idleLoops == 100_000)
+        #expect(BenchmarkSize(preset: .medium).backgroundLoops == 1_000)
+        #expect(BenchmarkSize(preset: .medium).inFlightAtStop == 10_000)
+    }
+}
