@@ -15,7 +15,7 @@ struct DeadlineExceeded: Error, CustomStringConvertible {
 /// here sleeps.
 func withDeadline<T: Sendable>(
     _ what: String,
-    limit: Duration = .seconds(30),
+    limit: Duration = .seconds(120),
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let once = Locked<CheckedContinuation<T, any Error>?>(nil)
@@ -98,7 +98,7 @@ final class CountdownLatch: Sendable {
 /// conditions no callback announces, such as a counter another thread updates.
 func waitUntil(
     _ what: String,
-    limit: Duration = .seconds(30),
+    limit: Duration = .seconds(120),
     _ condition: @escaping @Sendable () -> Bool
 ) async throws {
     try await withDeadline(what, limit: limit) {
@@ -115,9 +115,9 @@ final class DispatchGate: Sendable {
 
     func open() { semaphore.signal() }
 
-    /// Blocks until `open()`; after 30 s it records a test failure and lets the thread go.
+    /// Blocks until `open()`; after 120 s it records a test failure and lets the thread go.
     func wait() {
-        if semaphore.wait(timeout: .now() + 30) == .timedOut {
+        if semaphore.wait(timeout: .now() + 120) == .timedOut {
             Issue.record("a DispatchGate was never opened")
         }
     }
