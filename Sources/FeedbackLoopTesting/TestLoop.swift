@@ -96,7 +96,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         configuration: LoopConfiguration = LoopConfiguration(label: "TestLoop"),
         instrumentation: LoopInstrumentation<State, Event>? = nil,
         exhaustivity: Exhaustivity = .on,
-        timeout: Duration = .seconds(2)
+        timeout: Duration = .seconds(30)
     ) {
         let journal = Journal<State, Event>()
         self.journal = journal

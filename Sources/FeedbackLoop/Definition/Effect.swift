@@ -13,7 +13,9 @@ public struct Effect<Event: Sendable>: Sendable {
     enum Work: Sendable {
         case none
         case send([Event])
-        case run(TaskPriority?, @Sendable (Sink<Event>) async throws -> Void)
+        // The priority's raw value: `TaskPriority` is resilient, and a payload of unknown layout
+        // would cost every effect a run-time metadata lookup and value-witness copies.
+        case run(priority: UInt8?, @Sendable (Sink<Event>) async throws -> Void)
         case callback(@Sendable (Sink<Event>) -> Cancellation)
     }
 
@@ -53,7 +55,7 @@ public struct Effect<Event: Sendable>: Sendable {
         priority: TaskPriority? = nil,
         _ body: @escaping @Sendable (_ send: Sink<Event>) async throws -> Void
     ) -> Effect {
-        Effect(.run(priority, body))
+        Effect(.run(priority: priority?.rawValue, body))
     }
 
     /// Callback-style work: `body` starts it on the loop's drain thread and returns how to stop it.

@@ -38,17 +38,16 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         effects: @escaping @Sendable (Query) -> Effect<Event>
     ) -> Feedback {
         Feedback {
-            var last: Query?
-            var running: EffectHandle?
+            let memory = ReactorMemory<(last: Query?, running: EffectHandle?)>((nil, nil))
             return { state, _, scope in
                 let next = query(state)
-                guard next != last else { return }
-                last = next
-                if let handle = running {
-                    running = nil
+                guard next != memory.value.last else { return }
+                memory.value.last = next
+                if let handle = memory.value.running {
+                    memory.value.running = nil
                     scope.cancel(handle)
                 }
-                if let next { running = scope.start(effects(next)) }
+                if let next { memory.value.running = scope.start(effects(next)) }
             }
         }
     }
@@ -62,13 +61,13 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         effects: @escaping @Sendable (Query) -> Effect<Event>
     ) -> Feedback {
         Feedback {
-            var running: EffectHandle?
+            let running = ReactorMemory<EffectHandle?>(nil)
             return { state, _, scope in
-                if let handle = running {
-                    running = nil
+                if let handle = running.value {
+                    running.value = nil
                     scope.cancel(handle)
                 }
-                if let next = query(state) { running = scope.start(effects(next)) }
+                if let next = query(state) { running.value = scope.start(effects(next)) }
             }
         }
     }
@@ -81,18 +80,17 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         effects: @escaping @Sendable (Value) -> Effect<Event>
     ) -> Feedback {
         Feedback {
-            var present = false
-            var running: EffectHandle?
+            let memory = ReactorMemory<(present: Bool, running: EffectHandle?)>((false, nil))
             return { state, _, scope in
                 let value = query(state)
-                switch (present, value) {
+                switch (memory.value.present, value) {
                 case (false, let value?):
-                    present = true
-                    running = scope.start(effects(value))
+                    memory.value.present = true
+                    memory.value.running = scope.start(effects(value))
                 case (true, nil):
-                    present = false
-                    if let handle = running {
-                        running = nil
+                    memory.value.present = false
+                    if let handle = memory.value.running {
+                        memory.value.running = nil
                         scope.cancel(handle)
                     }
                 default:
@@ -110,16 +108,15 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         effects: @escaping @Sendable (State) -> Effect<Event>
     ) -> Feedback {
         Feedback {
-            var wasTrue = false
-            var running: EffectHandle?
+            let memory = ReactorMemory<(wasTrue: Bool, running: EffectHandle?)>((false, nil))
             return { state, _, scope in
                 let isTrue = predicate(state)
-                guard isTrue != wasTrue else { return }
-                wasTrue = isTrue
+                guard isTrue != memory.value.wasTrue else { return }
+                memory.value.wasTrue = isTrue
                 if isTrue {
-                    running = scope.start(effects(state))
-                } else if let handle = running {
-                    running = nil
+                    memory.value.running = scope.start(effects(state))
+                } else if let handle = memory.value.running {
+                    memory.value.running = nil
                     scope.cancel(handle)
                 }
             }
@@ -138,18 +135,17 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         effects: @escaping @Sendable (Request) -> Effect<Event>
     ) -> Feedback {
         Feedback {
-            var last = Set<Request>()
-            var running: [Request: EffectHandle] = [:]
+            let memory = ReactorMemory<(last: Set<Request>, running: [Request: EffectHandle])>(([], [:]))
             return { state, _, scope in
                 let next = query(state)
-                guard next != last else { return }
-                for request in last.subtracting(next) {
-                    if let handle = running.removeValue(forKey: request) { scope.cancel(handle) }
+                guard next != memory.value.last else { return }
+                for request in memory.value.last.subtracting(next) {
+                    if let handle = memory.value.running.removeValue(forKey: request) { scope.cancel(handle) }
                 }
-                for request in next.subtracting(last) {
-                    if let handle = scope.start(effects(request)) { running[request] = handle }
+                for request in next.subtracting(memory.value.last) {
+                    if let handle = scope.start(effects(request)) { memory.value.running[request] = handle }
                 }
-                last = next
+                memory.value.last = next
             }
         }
     }

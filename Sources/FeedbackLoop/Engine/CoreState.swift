@@ -96,7 +96,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     }
 
     @inlinable
-    mutating func submit(_ event: Event, id: UInt64, reply: CheckedContinuation<State, any Error>) -> SubmitAction {
+    mutating func submit(_ event: Event, id: UInt64, reply: UnsafeContinuation<State, any Error>) -> SubmitAction {
         guard phase == .running else { return .stopped }
         if externalQueued >= capacity || !parked.isEmpty {
             parked.append(ParkedSubmit(id: id, event: event, reply: reply))
@@ -124,6 +124,8 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         case next
         /// The queue was empty; the drain role is released. Resume these idle waiters.
         case done([CheckedContinuation<Void, Never>])
+        /// The queue was empty and the holder asked to keep the drain role.
+        case emptyHeld
         /// `stop()` began while draining: the holder must tear the loop down.
         case tearDown
     }
@@ -135,13 +137,15 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         _ batch: inout [QueueItem<State, Event>],
         state: State,
         reduced: Int,
-        droppedFromCancelledEffects: Int
+        droppedFromCancelledEffects: Int,
+        releaseWhenEmpty: Bool
     ) -> BatchAction {
         published = state
         statistics.eventsReduced &+= reduced
         statistics.eventsDroppedFromCancelledEffects &+= droppedFromCancelledEffects
         guard phase == .running else { return .tearDown }
         if items.isEmpty && parked.isEmpty {
+            guard releaseWhenEmpty else { return .emptyHeld }
             draining = false
             return .done(takeIdleWaitersIfIdle())
         }

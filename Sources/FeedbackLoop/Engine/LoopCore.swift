@@ -113,14 +113,33 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
     }
 
+    /// How a drain pass ended.
+    @usableFromInline
+    enum DrainEnd {
+        /// The queue was empty and the role was released.
+        case released
+        /// The queue was empty and, as asked, the role is still held.
+        case emptyHeld
+        /// Stop began; the loop is torn down.
+        case tornDown
+    }
+
     /// Handles `first`, then batch after batch until the queue is empty or stop begins. Runs in
-    /// the drain role only, so it may touch `machine`.
+    /// the drain role only, so it may touch `machine`. With `releaseWhenEmpty: false` the holder
+    /// keeps the role when it finds the queue empty, to look again shortly.
     @inlinable
-    func drainLoop(_ machine: Machine<State, Event>, first: QueueItem<State, Event>) {
-        if stopRequested.load(ordering: .relaxed) {
-            discard(CollectionOfOne(first))
-        } else {
-            machine.handle(first, core: self)
+    @discardableResult
+    func drainLoop(
+        _ machine: Machine<State, Event>,
+        first: QueueItem<State, Event>?,
+        releaseWhenEmpty: Bool = true
+    ) -> DrainEnd {
+        if let first {
+            if stopRequested.load(ordering: .relaxed) {
+                discard(CollectionOfOne(first))
+            } else {
+                machine.handle(first, core: self)
+            }
         }
         var batch = machine.spare
         machine.spare = []
@@ -136,7 +155,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                     &batch,
                     state: machine.state,
                     reduced: reduced,
-                    droppedFromCancelledEffects: dropped)
+                    droppedFromCancelledEffects: dropped,
+                    releaseWhenEmpty: releaseWhenEmpty)
                 if case .done = action {
                     // Still inside the lock, so still ours: hand the buffer back for the next drain.
                     machine.spare = batch
@@ -157,10 +177,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                 batch.removeAll(keepingCapacity: true)
             case .done(let idleWaiters):
                 for waiter in idleWaiters { waiter.resume() }
-                return
+                return .released
+            case .emptyHeld:
+                machine.spare = batch
+                return .emptyHeld
             case .tearDown:
                 tearDown(machine)
-                return
+                return .tornDown
             }
         }
     }
@@ -213,7 +236,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             let handle = EffectHandle(id: nextID(), feedback: feedback)
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
-            let task = Task(priority: priority) {
+            let task = Task(priority: priority.map(TaskPriority.init(rawValue:))) {
                 do {
                     try await body(sink)
                     self.effectFinished(handle, error: nil)
@@ -254,7 +277,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         let ranToEnd = handle.markFinished()
         let outcome: EffectLifecycleEvent.Kind? =
             ranToEnd ? (error.map { .failed(String(describing: $0)) } ?? .finished) : nil
-        let wakeups = lock.withLock { $0.effectEnded(id: handle.id, outcome: outcome) }
+        // Report before the registry forgets the effect: once it does, `waitUntilIdle` and `stop`
+        // may return, and whoever waited must find the end already reported.
         if let outcome {
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
         }
@@ -267,6 +291,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                     metadata: ["loop": "\(configuration.label)", "feedback": "\(handle.feedback)"])
             }
         }
+        let wakeups = lock.withLock { $0.effectEnded(id: handle.id, outcome: outcome) }
         wakeups.resume()
     }
 
@@ -395,7 +420,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     func submit(_ event: Event) async throws -> State {
         let id = nextID()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (reply: CheckedContinuation<State, any Error>) in
+            try await withUnsafeThrowingContinuation { (reply: UnsafeContinuation<State, any Error>) in
                 let action = lock.withLock { $0.submit(event, id: id, reply: reply) }
                 switch action {
                 case .queued:

@@ -6,7 +6,11 @@ enum QueueItem<State: Sendable, Event: Sendable>: Sendable {
     /// An event from ``Loop/send(_:)`` (no handle) or from an effect (its handle).
     case event(Event, EffectHandle?)
     /// An event from ``Loop/sendAndWait(_:)``: the reply gets the state right after it.
-    case submit(Event, CheckedContinuation<State, any Error>)
+    /// `UnsafeContinuation` rather than `CheckedContinuation`: the checked one is a resilient
+    /// type, which would leave this enum without a fixed layout and make every enqueue of every
+    /// event look up type metadata at run time (measured: 3,989 → 1,271 instructions per send).
+    /// The queue resumes each reply exactly once: on reduce, or when stop discards it.
+    case submit(Event, UnsafeContinuation<State, any Error>)
     /// The loop's first step: every feedback sees the initial state.
     case start
     case addObserver(ObserverEntry<State>)
@@ -33,10 +37,10 @@ struct ObserverEntry<State: Sendable>: Sendable {
 struct ParkedSubmit<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let id: UInt64
     @usableFromInline let event: Event
-    @usableFromInline let reply: CheckedContinuation<State, any Error>
+    @usableFromInline let reply: UnsafeContinuation<State, any Error>
 
     @inlinable
-    init(id: UInt64, event: Event, reply: CheckedContinuation<State, any Error>) {
+    init(id: UInt64, event: Event, reply: UnsafeContinuation<State, any Error>) {
         self.id = id
         self.event = event
         self.reply = reply

@@ -11,7 +11,7 @@ struct WaitTimedOut: Error, CustomStringConvertible {
 /// directly; never a substitute for `waitUntilIdle()` where the loop can become idle.
 func eventually(
     _ what: String,
-    within limit: Duration = .seconds(10),
+    within limit: Duration = .seconds(60),
     sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () -> Bool
 ) async throws {

@@ -15,9 +15,14 @@ actor LoopActor<State: Sendable, Event: Sendable> {
         self.machine = machine
     }
 
+    /// Drains until the queue is empty, then yields once before giving up the drain role: a
+    /// sender in full flow refills the queue meanwhile, so one wake-up task serves a whole burst
+    /// instead of one task per event.
     @inlinable
-    func drain(_ core: LoopCore<State, Event>, first: QueueItem<State, Event>) {
-        core.drainLoop(machine, first: first)
+    func drain(_ core: LoopCore<State, Event>, first: QueueItem<State, Event>) async {
+        guard core.drainLoop(machine, first: first, releaseWhenEmpty: false) == .emptyHeld else { return }
+        await Task.yield()
+        core.drainLoop(machine, first: nil)
     }
 
     @usableFromInline
