@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 /// The ready swift-log instrumentation: transitions at debug, drops and effect errors at warning.
-@Suite(.timeLimit(.minutes(1))) struct LoggingInstrumentationTests {
+@Suite(.timeLimit(.minutes(5))) struct LoggingInstrumentationTests {
     @Test(arguments: Backend.allCases)
     func transitionsDropsAndEffectErrorsAreLoggedAtTheirLevels(backend: Backend) async {
         let capture = LogCapture()

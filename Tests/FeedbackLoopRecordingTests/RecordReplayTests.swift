@@ -3,7 +3,7 @@ import FeedbackLoopRecording
 import Foundation
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct RecordReplayTests {
+@Suite(.timeLimit(.minutes(5))) struct RecordReplayTests {
     /// Records a run whose effects fail, succeed and echo, then replays the file into a loop
     /// without feedbacks: the same states, in the same order.
     @Test(arguments: Backend.allCases)

@@ -2,7 +2,7 @@ import FeedbackLoop
 import FeedbackLoopRecording
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct StateDiagramTests {
+@Suite(.timeLimit(.minutes(5))) struct StateDiagramTests {
     /// A run that fails, retries, loads, adds twice: every move once, in the order first made.
     @Test(arguments: Backend.allCases)
     func aRunBecomesAMermaidAndADotDiagram(backend: Backend) async {

@@ -3,7 +3,7 @@ import FeedbackLoopServices
 import MetricsTestKit
 import Testing
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LoopMetricsTests {
     static let dimensions = [("suite", "metrics")]
 

@@ -7,7 +7,7 @@ import ServiceLifecycleTestKit
 import Testing
 
 /// Every wait below is on a continuation; the time limit only turns a lost wake-up into a failure.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct LoopServiceTests {
     typealias Report = LoopShutdownReport<Jobs.State>
 

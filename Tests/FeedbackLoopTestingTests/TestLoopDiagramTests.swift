@@ -4,7 +4,7 @@ import FeedbackLoopTesting
 import Testing
 
 /// A test run is also a diagram of the scenario it walked through.
-@Suite(.timeLimit(.minutes(1))) struct TestLoopDiagramTests {
+@Suite(.timeLimit(.minutes(5))) struct TestLoopDiagramTests {
     @Test(arguments: Backend.allCases)
     func aTestRunDrawsItsStateDiagram(backend: Backend) async {
         let loop = TestLoop(

@@ -4,7 +4,7 @@ import FeedbackLoopTesting
 import Testing
 
 /// Each check can be relaxed on its own, and a relaxed check lets the matching script pass.
-@Suite(.timeLimit(.minutes(1))) struct TestLoopExhaustivityTests {
+@Suite(.timeLimit(.minutes(5))) struct TestLoopExhaustivityTests {
     @Test(arguments: Backend.allCases)
     func withoutStateExhaustivityAnAssertionChecksOnlyWhatItSets(backend: Backend) async {
         let loop = TestLoop(

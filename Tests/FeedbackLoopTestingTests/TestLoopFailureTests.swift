@@ -4,7 +4,7 @@ import FeedbackLoopTesting
 import Testing
 
 /// Wrong scripts fail, with a message that says why, at the line of the call that found it.
-@Suite(.timeLimit(.minutes(1))) struct TestLoopFailureTests {
+@Suite(.timeLimit(.minutes(5))) struct TestLoopFailureTests {
     @Test(arguments: Backend.allCases)
     func aWrongMutationFailsWithADiffAtTheCallersLine(backend: Backend) async {
         let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)

@@ -4,7 +4,7 @@ import Testing
 
 /// A test loop is used the same way from a main-actor test (an app's view-model tests) as from
 /// a nonisolated one.
-@Suite(.timeLimit(.minutes(1))) struct TestLoopIsolationTests {
+@Suite(.timeLimit(.minutes(5))) struct TestLoopIsolationTests {
     @MainActor final class Expectations {
         var attempts = 1
     }

@@ -4,7 +4,7 @@ import FeedbackLoopTesting
 import Testing
 
 /// Correct scripts pass: the test loop checks exactly what happened, on both backends.
-@Suite(.timeLimit(.minutes(1))) struct TestLoopTests {
+@Suite(.timeLimit(.minutes(5))) struct TestLoopTests {
     @Test(arguments: Backend.allCases)
     func sentEventsAreAssertedWithTheirExactMutation(backend: Backend) async {
         let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)

@@ -9,7 +9,7 @@ struct LifetimeTests {
         // Each step's effect sends the event that moves the query on, which cancels the sender
         // (still running) and starts the next step. A successor cancelled by mistake would stall
         // the chain, and its event would be counted as dropped.
-        let steps = 10_000
+        let steps = Scale.of(10_000)
         let loop = Loop(
             initial: Counter.State(),
             reduce: Counter.reduce,
@@ -32,7 +32,8 @@ struct LifetimeTests {
     func tenThousandLoopsCreatedAndStoppedLeaveNoEffectRunning(backend: Backend) async throws {
         let running = Locked(0)
         let started = Locked(0)
-        for _ in 0..<10_000 {
+        let loops = Scale.of(10_000)
+        for _ in 0..<loops {
             let loop = Loop(
                 initial: Counter.State(query: 1),
                 reduce: Counter.reduce,
@@ -50,12 +51,12 @@ struct LifetimeTests {
             await loop.stop()
         }
         #expect(running.current == 0)
-        #expect(started.current <= 10_000)
+        #expect(started.current <= loops)
     }
 
     @Test(arguments: Backend.allCases)
     func stopWithTenThousandRequestsInFlightReturnsAfterEveryOneEnded(backend: Backend) async throws {
-        let count = 10_000
+        let count = Scale.of(10_000)
         let started = CountdownLatch()
         let ended = Locked(0)
         let loop = Loop(

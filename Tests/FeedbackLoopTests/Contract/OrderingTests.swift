@@ -32,7 +32,7 @@ struct OrderingTests {
     @Test(arguments: Backend.allCases)
     func eightThreadsSendingAHundredThousandEventsEachLoseAndReorderNothing(backend: Backend) async throws {
         let senders = 8
-        let perSender = 100_000
+        let perSender = Scale.of(100_000)
         let loop = Loop(initial: Tally(next: Array(repeating: 0, count: senders)), reduce: Self.tally, backend: backend)
 
         await onThreads(senders) { sender in
@@ -40,7 +40,7 @@ struct OrderingTests {
                 loop.send(Numbered(sender: sender, sequence: sequence))
             }
         }
-        try await withDeadline("800,000 events to be reduced", limit: .seconds(300)) { await loop.waitUntilIdle() }
+        try await withDeadline("\(senders * perSender) events to be reduced", limit: .seconds(300)) { await loop.waitUntilIdle() }
 
         let state = loop.state
         #expect(state.total == senders * perSender)

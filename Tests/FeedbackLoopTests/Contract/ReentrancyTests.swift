@@ -122,22 +122,17 @@ struct ReentrancyTests {
             try await withDeadline("round \(round) to drain") { await loop.waitUntilIdle() }
             #expect(loop.state.count == round * 2)
         }
+        let perThread = Scale.of(25_000)
         await onThreads(4) { _ in
-            for _ in 0..<25_000 { loop.send(.increment) }
+            for _ in 0..<perThread { loop.send(.increment) }
         }
-        try await withDeadline("100,000 racing sends to drain") { await loop.waitUntilIdle() }
-        #expect(loop.state.count == 100_200)
+        try await withDeadline("\(4 * perThread) racing sends to drain") { await loop.waitUntilIdle() }
+        #expect(loop.state.count == 200 + 4 * perThread)
         await loop.stop()
     }
 }
 
-/// A million under plain builds; ThreadSanitizer runs every memory access ~10× slower, so its
-/// build checks the same property on a chain still far deeper than any stack could hold.
-#if TSAN
-let chainLength = 200_000
-#else
-let chainLength = 1_000_000
-#endif
+let chainLength = Scale.of(1_000_000)
 
 extension Array where Element: Sendable {
     /// The elements as an `AsyncSequence`.
