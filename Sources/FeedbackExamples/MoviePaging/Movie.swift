@@ -33,17 +33,4 @@ public struct Results<Item: Hashable & Sendable & Codable>: Hashable, Sendable, 
 }
 
 /// A failed page request, as the state keeps it.
-public struct PagingError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
-    public var message: String
-
-    public init(message: String) {
-        self.message = message
-    }
-
-    /// The message of any error.
-    public init(_ error: any Error) {
-        self.message = String(describing: error)
-    }
-
-    public var description: String { message }
-}
+public typealias PagingError = FeatureError

@@ -69,19 +69,5 @@ public enum MapResponse: Hashable, Sendable, Codable {
     case cancelled
 }
 
-/// A failure shown to the user — the article's `CoreError`. Any error a service throws becomes
-/// one of these in the state, so the state stays `Equatable` and `Codable`.
-public struct PharmaciesError: Error, Hashable, Sendable, Codable, CustomStringConvertible {
-    public var message: String
-
-    public init(message: String) {
-        self.message = message
-    }
-
-    /// The message of any error.
-    public init(_ error: any Error) {
-        self.message = String(describing: error)
-    }
-
-    public var description: String { message }
-}
+/// A failure shown to the user — the article's `CoreError`.
+public typealias PharmaciesError = FeatureError
