@@ -62,7 +62,9 @@ struct ConsoleRunnerTests {
     func smallScripts(_ backend: Backend) async {
         let (counter, _) = await play(Counter.consoleScenario(), backend)
         #expect(counter.finalState == Counter.State(count: 2))
-        let (playCatch, output) = await play(PlayCatch.consoleScenario(machineDelay: .zero), backend)
+        // The script's "throw; throw" relies on the second throw arriving while the machine holds
+        // the ball: with no delay at all, the machine could throw back in between on a busy machine.
+        let (playCatch, output) = await play(PlayCatch.consoleScenario(machineDelay: .milliseconds(200)), backend)
         #expect(playCatch.rejectedActions == 0)
         #expect(playCatch.finalState == .humanHasIt)
         #expect(output.all.filter { $0.hasPrefix("  ← throw to the human") }.count == 2)
