@@ -107,7 +107,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackExamplesTests",
-            dependencies: ["FeedbackExamples", "FeedbackLoopTesting", .product(name: "Clocks", package: "swift-clocks")]
+            dependencies: ["FeedbackExamples", "FeedbackLoopTesting", "FeedbackLoopRecording", .product(name: "Clocks", package: "swift-clocks")]
         ),
 
         // MARK: Benchmarks (the package-benchmark suite is a separate package in Benchmarks/)

@@ -1,5 +1,7 @@
+import Clocks
 import FeedbackExamples
 import FeedbackLoop
+import FeedbackLoopTesting
 import Testing
 
 @Suite("Play catch: the machine throws back on a timer")
@@ -20,27 +22,28 @@ struct PlayCatchTests {
     }
 
     @Test("the machine holds the ball for its delay, then throws it back", arguments: Backend.allCases)
-    func machineThrowsBack(_ backend: Backend) async throws {
-        let clock = SleepCountingClock()
-        let recorder = Recorder<PlayCatch.State, PlayCatch.Event>()
-        let loop = PlayCatch.makeLoop(
-            environment: .init(clock: clock, machineDelay: .seconds(1)), backend: backend,
-            instrumentation: recorder.instrumentation)
-        await loop.waitUntilIdle()
-        #expect(clock.started == 0, "the machine waits for the ball")
+    func machineThrowsBack(_ backend: Backend) async {
+        let clock = TestClock()
+        let loop = TestLoop(
+            initial: PlayCatch.initialState,
+            reduce: PlayCatch.reduce,
+            feedbacks: PlayCatch.feedbacks(.init(clock: clock, machineDelay: .seconds(1))),
+            backend: backend)
+        await loop.loop.waitUntilIdle()
+        #expect(loop.loop.statistics.effectsStarted == 0, "the machine waits for the ball")
 
         for round in 1...3 {
-            try await loop.sendAndWait(.throwToMachine)
-            try await clock.waitForSleeps(started: round)
-            try await loop.sendAndWait(.throwToMachine)
-            await clock.advance(by: .milliseconds(999))
-            #expect(recorder.last == .machineHasIt)
+            await loop.send(.throwToMachine) { $0 = .machineHasIt }
+            // A second throw while the machine has the ball changes nothing.
+            await loop.send(.throwToMachine)
+            await loop.advance(clock, by: .milliseconds(999))
+            #expect(loop.transitions.count == 3 * round - 1, "the machine holds the ball for a second")
             await clock.advance(by: .milliseconds(1))
-            await loop.waitUntilIdle()
-            #expect(loop.state == .humanHasIt)
+            await loop.receive(.throwToHuman) { $0 = .humanHasIt }
         }
         #expect(
-            recorder.events == Array(repeating: [.throwToMachine, .throwToMachine, .throwToHuman], count: 3).flatMap { $0 })
-        #expect(recorder.states == Array(repeating: [.machineHasIt, .machineHasIt, .humanHasIt], count: 3).flatMap { $0 })
+            loop.transitions.map(\.event)
+                == Array(repeating: [.throwToMachine, .throwToMachine, .throwToHuman], count: 3).flatMap { $0 })
+        await loop.finish()
     }
 }

@@ -1,5 +1,7 @@
+import Clocks
 import FeedbackExamples
 import FeedbackLoop
+import FeedbackLoopTesting
 import Testing
 
 @Suite("Traffic light: red → yellow → green on timers, in zero wall time")
@@ -17,57 +19,57 @@ struct TrafficLightTests {
         #expect(seen == [.red, .yellow, .green, .red])
     }
 
-    struct Light {
-        let clock = SleepCountingClock()
-        let recorder = Recorder<TrafficLight.State, TrafficLight.Event>()
-        let loop: Loop<TrafficLight.State, TrafficLight.Event>
-
-        init(_ backend: Backend) {
-            loop = TrafficLight.makeLoop(
-                environment: .init(clock: clock, timing: TrafficLightTests.timing), backend: backend,
-                instrumentation: recorder.instrumentation)
-        }
+    static func makeLoop(
+        _ backend: Backend, clock: some Clock<Duration>
+    ) -> TestLoop<TrafficLight.State, TrafficLight.Event> {
+        TestLoop(
+            initial: TrafficLight.initialState,
+            reduce: TrafficLight.reduce,
+            feedbacks: TrafficLight.feedbacks(.init(clock: clock, timing: timing)),
+            backend: backend)
     }
 
     @Test("each light stays lit for its own time, cycle after cycle", arguments: Backend.allCases)
-    func cycles(_ backend: Backend) async throws {
-        let light = Light(backend)
-        #expect(light.loop.state == .red)
-        var sleeps = 0
-        var expected: [TrafficLight.State] = []
+    func cycles(_ backend: Backend) async {
+        let clock = TestClock()
+        let loop = Self.makeLoop(backend, clock: clock)
+        var steps = 0
         for _ in 1...2 {
             for (current, duration, next) in [
                 (TrafficLight.State.red, Self.timing.red, TrafficLight.State.yellow),
                 (.yellow, Self.timing.yellow, .green), (.green, Self.timing.green, .red),
             ] {
-                sleeps += 1
-                try await light.clock.waitForSleeps(started: sleeps)
-                await light.clock.advance(by: duration - .milliseconds(1))
-                #expect(light.recorder.last ?? .red == current, "\(current) lasts \(duration)")
-                await light.clock.advance(by: .milliseconds(1))
-                expected.append(next)
-                try await light.recorder.waitForTransitions(expected.count)
-                #expect(light.recorder.states == expected)
+                // One timer runs at a time, and none is being cancelled: `advance` may wait for it.
+                await loop.advance(clock, by: duration - .milliseconds(1))
+                #expect(loop.transitions.count == steps, "\(current) lasts \(duration)")
+                await clock.advance(by: .milliseconds(1))
+                await loop.receive(.next) { $0 = next }
+                steps += 1
             }
         }
-        await light.loop.stop()
-        #expect(light.loop.statistics.effectsRunning == 0)
+        // A traffic light never stops: the red timer is asleep, and finishing cancels it.
+        loop.exhaustivity.remove(.effects)
+        await loop.finish()
+        #expect(loop.loop.statistics.effectsRunning == 0)
     }
 
     @Test("a manual next moves on at once and the new light gets its full time", arguments: Backend.allCases)
     func manualNext(_ backend: Backend) async throws {
-        let light = Light(backend)
-        try await light.clock.waitForSleeps(started: 1)
-        await light.clock.advance(by: .seconds(2))
-        #expect(try await light.loop.sendAndWait(.next) == .yellow)
+        // Counting sleeps tells the yellow timer's sleep from the cancelled red one's, which may
+        // still be on the clock right after `next` is reduced.
+        let clock = SleepCountingClock()
+        let loop = Self.makeLoop(backend, clock: clock)
+        try await clock.waitForSleeps(started: 1)
+        await clock.advance(by: .seconds(2))
+        await loop.send(.next) { $0 = .yellow }
         // The red timer was cancelled; the yellow one runs from now.
-        try await light.clock.waitForSleeps(started: 2)
-        await light.clock.advance(by: Self.timing.yellow - .milliseconds(1))
-        #expect(light.recorder.last == .yellow)
-        await light.clock.advance(by: .milliseconds(1))
-        try await light.recorder.waitForTransitions(2)
-        #expect(light.recorder.states == [.yellow, .green])
-        #expect(light.recorder.events == [.next, .next])
-        await light.loop.stop()
+        try await clock.waitForSleeps(started: 2)
+        await clock.advance(by: Self.timing.yellow - .milliseconds(1))
+        #expect(loop.transitions.count == 1, "yellow lasts its full time")
+        await clock.advance(by: .milliseconds(1))
+        await loop.receive(.next) { $0 = .green }
+        #expect(loop.transitions.map(\.event) == [.next, .next])
+        loop.exhaustivity.remove(.effects)
+        await loop.finish()
     }
 }
