@@ -111,9 +111,12 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
         try await core.submit(event)
     }
 
-    /// The latest published state: the state after the last batch of events the loop finished.
+    /// The latest published state: the state after the last batch of events the loop finished,
+    /// and never older than the state a returned ``sendAndWait(_:)`` call saw.
     ///
-    /// A snapshot, safe to read from any thread. To follow every state, use ``observe(_:)`` or
+    /// A snapshot, safe to read from any thread. While another thread (``Backend/callback``) or
+    /// the actor (``Backend/actor``) is draining a batch, it may lag behind the reducer by the
+    /// events of that batch. To follow every state, use ``observe(_:)`` or
     /// ``states``.
     public var state: State {
         core.published

@@ -140,9 +140,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         droppedFromCancelledEffects: Int,
         releaseWhenEmpty: Bool
     ) -> BatchAction {
-        published = state
-        statistics.eventsReduced &+= reduced
-        statistics.eventsDroppedFromCancelledEffects &+= droppedFromCancelledEffects
+        publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
         guard phase == .running else { return .tearDown }
         if items.isEmpty && parked.isEmpty {
             guard releaseWhenEmpty else { return .emptyHeld }
@@ -160,6 +158,14 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
             moved += 1
         }
         return .next
+    }
+
+    /// Makes `state` and the drain's counts visible to `Loop.state` and `Loop.statistics`.
+    @inlinable
+    mutating func publish(_ state: State, reduced: Int, droppedFromCancelledEffects: Int) {
+        published = state
+        statistics.eventsReduced &+= reduced
+        statistics.eventsDroppedFromCancelledEffects &+= droppedFromCancelledEffects
     }
 
     @inlinable

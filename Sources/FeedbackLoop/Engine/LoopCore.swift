@@ -188,6 +188,16 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
     }
 
+    /// Publishes the machine's state and counts now rather than at the end of the batch.
+    @inlinable
+    func publish(_ machine: Machine<State, Event>) {
+        let reduced = machine.reduced
+        let dropped = machine.droppedFromCancelledEffects
+        machine.reduced = 0
+        machine.droppedFromCancelledEffects = 0
+        lock.withLock { $0.publish(machine.state, reduced: reduced, droppedFromCancelledEffects: dropped) }
+    }
+
     /// Items dequeued but not handled because stop began: counted, and their callers told.
     @usableFromInline
     func discard(_ items: some Collection<QueueItem<State, Event>>) {

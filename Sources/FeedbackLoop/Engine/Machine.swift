@@ -42,6 +42,9 @@ final class Machine<State: Sendable, Event: Sendable> {
             step(event, core: core)
         case .submit(let event, let reply):
             step(event, core: core)
+            // Publish before replying, so that a caller who got this state back never reads an
+            // older one from `Loop.state` or finds its event missing from `Loop.statistics`.
+            core.publish(self)
             reply.resume(returning: state)
         case .start:
             for index in reactors.indices {

@@ -26,6 +26,18 @@ struct AsyncAPITests {
     }
 
     @Test(arguments: Backend.allCases)
+    func afterSendAndWaitTheLoopsStateAndStatisticsIncludeTheEvent(backend: Backend) async throws {
+        let loop = Loop(initial: Counter.State(), reduce: Counter.reduce, backend: backend)
+        for expected in 1...200 {
+            let state = try await loop.sendAndWait(.increment)
+            #expect(state.count == expected)
+            #expect(loop.state.count >= expected)
+            #expect(loop.statistics.eventsReduced >= expected)
+        }
+        await loop.stop()
+    }
+
+    @Test(arguments: Backend.allCases)
     func waitUntilIdleWaitsForQueuedEventsAndRunningEffects(backend: Backend) async throws {
         let release = Gate()
         let loop = Loop(
