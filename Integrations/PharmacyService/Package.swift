@@ -16,8 +16,11 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // Hummingbird already depends on it; the integration test uses it as a real HTTP client.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Already built for Hummingbird; the integration test speaks HTTP/1.1 over its NIOHTTP1 codec.
+        // Not AsyncHTTPClient (nor HummingbirdTesting, which depends on it): that would add
+        // swift-nio-ssl with BoringSSL, swift-nio-http2, swift-configuration and swift-algorithms to
+        // every cold build, for plain-text requests on loopback.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -40,7 +43,9 @@ let package = Package(
             name: "PharmacyServerTests",
             dependencies: [
                 "PharmacyServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ],

@@ -1,10 +1,17 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import PharmacyServer
 
-/// A real HTTP client for the server's API, over AsyncHTTPClient.
+/// A real HTTP/1.1 client for the server's API: one TCP connection per request, straight over
+/// SwiftNIO's HTTP/1 codec.
+///
+/// Not AsyncHTTPClient, because that drags swift-nio-ssl (BoringSSL), swift-nio-http2,
+/// swift-configuration and swift-algorithms into the build for plain-text loopback requests,
+/// and a cold build of this package is what CI pays on every run. A connection per request also
+/// keeps the shutdown test honest: nothing is pooled, so a request after shutdown begins must
+/// open a new connection.
 struct APIClient: Sendable {
     struct Reply: Sendable {
         var status: HTTPResponseStatus
@@ -15,19 +22,63 @@ struct APIClient: Sendable {
         }
     }
 
-    let client: HTTPClient
-    let base: String
+    /// The connection closed before the whole response arrived (or `timeout` expired and closed it).
+    struct IncompleteResponse: Error, CustomStringConvertible {
+        var request: String
+        var description: String { "no complete response to \(request)" }
+    }
+
+    let host: String
+    let port: Int
+    /// Bounds connecting.
+    var connectTimeout: TimeAmount = .seconds(10)
+    /// Bounds a whole request, so that a hung server fails the test instead of stalling it.
+    var timeout: TimeAmount = .seconds(30)
 
     func send(_ method: HTTPMethod, _ path: String, json: String? = nil) async throws -> Reply {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = method
-        if let json {
-            request.headers.add(name: "content-type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: json))
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(connectTimeout)
+            .connect(to: try SocketAddress(ipAddress: host, port: port)) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
+                        wrappingChannelSynchronously: channel)
+                }
+            }
+        // Closing the channel ends the inbound stream below, which then throws IncompleteResponse.
+        let deadline = channel.channel.eventLoop.scheduleTask(in: timeout) { channel.channel.close(promise: nil) }
+        defer { deadline.cancel() }
+
+        return try await channel.executeThenClose { inbound, outbound in
+            var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+            head.headers.add(name: "host", value: "\(host):\(port)")
+            head.headers.add(name: "connection", value: "close")
+            let body = json.map { ByteBuffer(string: $0) }
+            if body != nil {
+                head.headers.add(name: "content-type", value: "application/json")
+            }
+            head.headers.add(name: "content-length", value: "\(body?.readableBytes ?? 0)")
+            try await outbound.write(.head(head))
+            if let body {
+                try await outbound.write(.body(.byteBuffer(body)))
+            }
+            try await outbound.write(.end(nil))
+
+            var status: HTTPResponseStatus?
+            var received = ByteBuffer()
+            for try await part in inbound {
+                switch part {
+                case .head(let responseHead):
+                    status = responseHead.status
+                case .body(var chunk):
+                    received.writeBuffer(&chunk)
+                case .end:
+                    guard let status else { break }
+                    return Reply(status: status, body: String(buffer: received))
+                }
+            }
+            throw IncompleteResponse(request: "\(method) \(path)")
         }
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return Reply(status: response.status, body: String(buffer: body))
     }
 
     func open(_ session: String) async throws -> Reply {
