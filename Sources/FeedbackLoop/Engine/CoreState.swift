@@ -32,7 +32,6 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline var idleWaiters: [CheckedContinuation<Void, Never>] = []
     @usableFromInline var stopWaiters: [CheckedContinuation<Void, Never>] = []
     @usableFromInline var nextObserverID = 0
-    @usableFromInline var nextParkID: UInt64 = 0
     @usableFromInline var warnedAfterStop = false
     @usableFromInline var warnedOverCapacity = false
 
@@ -202,8 +201,9 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// An effect ended: finished or failed by itself (`cancelled == false`), or its task returned
-    /// after cancellation, or a callback effect was cancelled.
+    /// An effect left the registry. `outcome` is `.finished` or `.failed` when it ended by itself,
+    /// and `nil` when it had been cancelled (counted then) and its task has now returned, or a
+    /// callback effect's cancellation has run.
     @inlinable
     mutating func effectEnded(id: UInt64, outcome: EffectLifecycleEvent.Kind?) -> Wakeups {
         switch outcome {
