@@ -18,8 +18,11 @@ import Synchronization
 ///
 /// Nothing may be resumed, called back or awaited inside `withLock`: callers compute an action
 /// under the lock and perform it after.
+///
+/// `package`-visible so that every target of this package that needs a lock (the services'
+/// admission gate, for one) gets the same ThreadSanitizer-clean switch.
 @usableFromInline
-final class Lock<Value>: @unchecked Sendable {
+package final class Lock<Value>: @unchecked Sendable {
     // @unchecked: `value` is only touched inside `withLock`, which holds `mutex` (TSan build) or
     // is `Mutex`'s own critical region (release build).
     #if TSAN
@@ -27,7 +30,7 @@ final class Lock<Value>: @unchecked Sendable {
     @usableFromInline var value: Value
 
     @inlinable
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         self.mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -39,7 +42,7 @@ final class Lock<Value>: @unchecked Sendable {
     }
 
     @inlinable
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
@@ -48,12 +51,12 @@ final class Lock<Value>: @unchecked Sendable {
     @usableFromInline let mutex: Mutex<Value>
 
     @inlinable
-    init(_ value: sending Value) {
+    package init(_ value: sending Value) {
         self.mutex = Mutex(value)
     }
 
     @inlinable
-    func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
+    package func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
         try mutex.withLock(body)
     }
     #endif
