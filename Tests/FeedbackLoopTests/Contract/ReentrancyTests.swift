@@ -9,8 +9,13 @@ struct ReentrancyTests {
     final class ReducerGuard: Sendable {
         let depth = Locked(0)
         let violations = Locked(0)
-        func enter() { if depth.increment() > 1 { violations.increment() } }
-        func leave() { depth.withLock { $0 -= 1 } }
+
+        /// The counter's reducer, counting every call that starts while another is running.
+        func reduce(_ state: inout Counter.State, _ event: Counter.Event) {
+            if depth.increment() > 1 { violations.increment() }
+            Counter.reduce(&state, event)
+            depth.withLock { $0 -= 1 }
+        }
     }
 
     @Test(arguments: Backend.allCases)
@@ -18,11 +23,7 @@ struct ReentrancyTests {
         let guardian = ReducerGuard()
         let loop = Loop(
             initial: Counter.State(),
-            reduce: { state, event in
-                guardian.enter()
-                Counter.reduce(&state, event)
-                guardian.leave()
-            },
+            reduce: guardian.reduce,
             backend: backend)
         let seen = Locked<[Int]>([])
         let observation = loop.observe { state in
@@ -42,11 +43,7 @@ struct ReentrancyTests {
         let guardian = ReducerGuard()
         let loop = Loop(
             initial: Counter.State(),
-            reduce: { state, event in
-                guardian.enter()
-                Counter.reduce(&state, event)
-                guardian.leave()
-            },
+            reduce: guardian.reduce,
             feedbacks: [
                 .skippingRepeated({ $0.query }) { query in
                     .callback { sink in
