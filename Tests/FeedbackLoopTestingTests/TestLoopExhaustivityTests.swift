@@ -7,9 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct TestLoopExhaustivityTests {
     @Test(arguments: Backend.allCases)
     func withoutStateExhaustivityAnAssertionChecksOnlyWhatItSets(backend: Backend) async {
-        let loop = TestLoop(
-            initial: Loader.State(), reduce: Loader.reduce, feedbacks: Loader.feedbacks { _ in ["Boots"] },
-            backend: backend, exhaustivity: .on.subtracting(.state))
+        let loop = Loader.testLoop(backend: backend, exhaustivity: .on.subtracting(.state))
         await loop.send(.load) { $0.phase = .loading }  // attempts also changed, unasserted
         await loop.receive(.loaded(["Boots"]))
         await loop.finish()
@@ -26,9 +24,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func withoutReceivedEventExhaustivityReceiveSkipsToTheEventItWants(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock),
-            backend: backend, exhaustivity: .on.subtracting(.receivedEvents))
+        let loop = Ticker.testLoop(clock: clock, backend: backend, exhaustivity: .on.subtracting(.receivedEvents))
         await loop.send(.start) { $0.isTicking = true }
         for _ in 1...3 { await loop.advance(clock, by: .seconds(1)) }
         await loop.loop.firstState { $0.count == 3 }
@@ -42,9 +38,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func withoutEffectExhaustivityFinishCancelsWhatStillRuns(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock),
-            backend: backend)
+        let loop = Ticker.testLoop(clock: clock, backend: backend)
         await loop.send(.start) { $0.isTicking = true }
         loop.exhaustivity.remove(.effects)
         // The ticker's effect waits on a TestClock nobody advances: had `finish` waited for it,
@@ -57,8 +51,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func skippedEventsMoveTheStateOn(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        let loop = Ticker.testLoop(clock: clock, backend: backend)
         await loop.send(.start) { $0.isTicking = true }
         await loop.advance(clock, by: .seconds(1))
         await loop.receive(.tick) { $0.count = 1 }

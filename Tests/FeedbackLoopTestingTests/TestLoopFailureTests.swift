@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct TestLoopFailureTests {
     @Test(arguments: Backend.allCases)
     func aWrongMutationFailsWithADiffAtTheCallersLine(backend: Backend) async {
-        let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)
+        let loop = Ticker.testLoop(backend: backend)
         let line = #line + 3
         await withKnownIssue {
             // The test says 2; the reducer makes 1.
@@ -27,7 +27,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func aChangeThatWasNotAssertedFails(backend: Backend) async {
-        let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)
+        let loop = Ticker.testLoop(backend: backend)
         await expectIssues(mentioning: "no change was asserted", "count") {
             await loop.send(.increment)
         }
@@ -47,7 +47,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func anAssertionOfAChangeThatDidNotHappenFails(backend: Backend) async {
-        let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)
+        let loop = Ticker.testLoop(backend: backend)
         await expectIssues(mentioning: "did not change") {
             await loop.send(.noop) { $0.count = 0 }
         }
@@ -56,9 +56,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func receivingAnotherEventThanTheOneThatArrivedFails(backend: Backend) async {
-        let loop = TestLoop(
-            initial: Loader.State(), reduce: Loader.reduce, feedbacks: Loader.feedbacks { _ in ["Boots"] },
-            backend: backend)
+        let loop = Loader.testLoop(backend: backend)
         await loop.send(.load) {
             $0.phase = .loading
             $0.attempts = 1
@@ -72,8 +70,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func sendingWhileAnEffectEventIsUnreceivedFails(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        let loop = Ticker.testLoop(clock: clock, backend: backend)
         await loop.send(.start) { $0.isTicking = true }
         await loop.advance(clock, by: .seconds(1))
         // Let the tick be reduced without asserting it, so the next send finds it pending.
@@ -87,8 +84,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func anEventThatNeverComesFailsAfterTheTimeout(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        let loop = Ticker.testLoop(clock: clock, backend: backend)
         await loop.send(.start) { $0.isTicking = true }
         // The clock is not advanced, so no tick comes.
         await expectIssues(mentioning: "no event arrived within", "advance the clock") {
@@ -101,8 +97,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func anEffectStillRunningAtTheEndFails(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        let loop = Ticker.testLoop(clock: clock, backend: backend)
         await loop.send(.start) { $0.isTicking = true }
         await expectIssues(mentioning: "1 effect(s) still running", "feedback 0", "did not become idle") {
             await loop.finish(timeout: .milliseconds(50))
@@ -113,9 +108,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func anEventNotReceivedByTheEndFails(backend: Backend) async {
-        let loop = TestLoop(
-            initial: Loader.State(), reduce: Loader.reduce, feedbacks: Loader.feedbacks { _ in ["Boots"] },
-            backend: backend)
+        let loop = Loader.testLoop(backend: backend)
         await loop.send(.load) {
             $0.phase = .loading
             $0.attempts = 1
@@ -139,7 +132,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func sendingAfterFinishFails(backend: Backend) async {
-        let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)
+        let loop = Ticker.testLoop(backend: backend)
         await loop.finish()
         await expectIssues(mentioning: "after the test loop finished") {
             await loop.send(.increment) { $0.count = 1 }

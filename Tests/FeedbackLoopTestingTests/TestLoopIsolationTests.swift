@@ -12,9 +12,7 @@ import Testing
     @Test(arguments: Backend.allCases) @MainActor
     func aMainActorTestCanAssertWithItsOwnState(backend: Backend) async {
         let expected = Expectations()
-        let loop = TestLoop(
-            initial: Loader.State(), reduce: Loader.reduce, feedbacks: Loader.feedbacks { _ in ["Boots"] },
-            backend: backend)
+        let loop = Loader.testLoop(backend: backend)
         await loop.send(.load) {
             $0.phase = .loading
             $0.attempts = expected.attempts

@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct TestLoopTests {
     @Test(arguments: Backend.allCases)
     func sentEventsAreAssertedWithTheirExactMutation(backend: Backend) async {
-        let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: backend)
+        let loop = Ticker.testLoop(backend: backend)
         await loop.send(.increment) { $0.count = 1 }
         await loop.send(.increment) { $0.count = 2 }
         await loop.send(.noop)
@@ -18,8 +18,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func timerTicksAreReceivedAsTheTestClockAdvances(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        let loop = Ticker.testLoop(clock: clock, backend: backend)
 
         await loop.send(.start) { $0.isTicking = true }
         await loop.advance(clock, by: .seconds(1))
@@ -36,8 +35,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func tenMinutesOfTicksTakeNoTimeToSpeakOf(backend: Backend) async {
         let clock = TestClock()
-        let loop = TestLoop(
-            initial: Ticker.State(), reduce: Ticker.reduce, feedbacks: Ticker.feedbacks(clock: clock), backend: backend)
+        let loop = Ticker.testLoop(clock: clock, backend: backend)
         let started = ContinuousClock.now
 
         await loop.send(.start) { $0.isTicking = true }
@@ -102,9 +100,7 @@ import Testing
 
     @Test(arguments: Backend.allCases)
     func transitionsListEveryStepOfTheScenario(backend: Backend) async {
-        let loop = TestLoop(
-            initial: Loader.State(), reduce: Loader.reduce, feedbacks: Loader.feedbacks { _ in ["Boots"] },
-            backend: backend)
+        let loop = Loader.testLoop(backend: backend)
         await loop.send(.load) {
             $0.phase = .loading
             $0.attempts = 1

@@ -1,4 +1,5 @@
 import FeedbackLoop
+import FeedbackLoopTesting
 
 /// Loads a list through a service: `load` asks, the service answers `loaded` or `failed`.
 enum Loader {
@@ -49,5 +50,14 @@ enum Loader {
                 }
             }
         ]
+    }
+}
+
+extension Loader {
+    /// A test loop of the loader whose service always answers `["Boots"]`.
+    static func testLoop(backend: Backend, exhaustivity: Exhaustivity = .on) -> TestLoop<State, Event> {
+        TestLoop(
+            initial: State(), reduce: reduce, feedbacks: feedbacks { _ in ["Boots"] },
+            backend: backend, exhaustivity: exhaustivity)
     }
 }

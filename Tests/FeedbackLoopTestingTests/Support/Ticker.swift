@@ -1,4 +1,5 @@
 import FeedbackLoop
+import FeedbackLoopTesting
 
 /// A counter with a timer: `start` ticks once a second on the given clock until `stop`.
 enum Ticker {
@@ -36,5 +37,19 @@ enum Ticker {
                 }
             }
         ]
+    }
+}
+
+extension Ticker {
+    /// A test loop of the ticker: with its timer feedback on `clock` when one is given, or the bare
+    /// reducer when not.
+    static func testLoop(
+        clock: (any Clock<Duration>)? = nil,
+        backend: Backend,
+        exhaustivity: Exhaustivity = .on
+    ) -> TestLoop<State, Event> {
+        TestLoop(
+            initial: State(), reduce: reduce, feedbacks: clock.map { feedbacks(clock: $0) } ?? [],
+            backend: backend, exhaustivity: exhaustivity)
     }
 }
