@@ -201,6 +201,17 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// Items dequeued but not handled because stop began: counted, and their callers told.
     @usableFromInline
     func discard(_ items: some Collection<QueueItem<State, Event>>) {
+        let count = reportDiscarded(items)
+        if count > 0 {
+            lock.withLock { $0.statistics.eventsDiscardedAtStop += count }
+        }
+    }
+
+    /// Tells whoever sent the events that stop discarded: each is reported to `onDrop`, and each
+    /// `sendAndWait` caller gets `LoopError.stopped`. Returns how many items were events.
+    @usableFromInline
+    @discardableResult
+    func reportDiscarded(_ items: some Sequence<QueueItem<State, Event>>) -> Int {
         var count = 0
         for item in items {
             switch item {
@@ -215,9 +226,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                 break
             }
         }
-        if count > 0 {
-            lock.withLock { $0.statistics.eventsDiscardedAtStop += count }
-        }
+        return count
     }
 
     // MARK: Effects
@@ -345,31 +354,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         switch action {
         case .alreadyStopping:
             return
-        case .drainerTearsDown(let discarded, let parked):
-            fail(discarded, parked)
-        case .tearDown(let discarded, let parked):
-            fail(discarded, parked)
-            tearDown()
+        case .drainerTearsDown(let discarded, let parked), .tearDown(let discarded, let parked):
+            reportDiscarded(discarded)
+            reportDiscarded(parked.lazy.map { .submit($0.event, $0.reply) })
         }
-    }
-
-    @usableFromInline
-    func fail(_ discarded: [QueueItem<State, Event>], _ parked: [ParkedSubmit<State, Event>]) {
-        for item in discarded {
-            switch item {
-            case .event(let event, _):
-                instrumentation?.onDrop?(event, .discardedAtStop)
-            case .submit(let event, let reply):
-                instrumentation?.onDrop?(event, .discardedAtStop)
-                reply.resume(throwing: LoopError.stopped)
-            case .start, .addObserver, .removeObserver:
-                break
-            }
-        }
-        for submit in parked {
-            instrumentation?.onDrop?(submit.event, .discardedAtStop)
-            submit.reply.resume(throwing: LoopError.stopped)
-        }
+        if case .tearDown = action { tearDown() }
     }
 
     /// The caller holds the drain role after stop began: tear down where the machine lives.
