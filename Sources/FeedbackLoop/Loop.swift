@@ -36,11 +36,21 @@
 /// other.
 ///
 /// ## Cancellation and lifetime
-/// An effect is cancelled when its query changes or goes away, and every effect is cancelled
-/// when the loop stops. Once cancelled, an effect can no longer change state: its events are
-/// dropped and counted. ``stop()`` returns only when every effect has ended. Releasing the last
-/// reference to a running loop stops it the same way without waiting, and cancelling a task
-/// that is inside ``run()`` stops it too.
+/// A feedback decides when its effects are cancelled: ``Feedback/skippingRepeated(_:effects:)``
+/// and its kin cancel an effect when its query changes or goes away; effects of
+/// ``Feedback/custom(_:)`` and ``Feedback/events(_:)`` run until they end by themselves. Every
+/// effect is cancelled when the loop stops. Once cancelled, an effect can no longer change state:
+/// its events are dropped and counted. ``stop()`` returns only when every effect has ended — an
+/// effect that ignores cancellation holds it; ``stop(timeout:clock:)`` bounds the wait and reports
+/// who held it. Releasing the last reference to a running loop stops it the same way without
+/// waiting, and cancelling a task that is inside ``run()`` stops it too.
+///
+/// ## Calling the loop from its own effects
+/// An effect may call ``send(_:)`` and ``sendAndWait(_:)``. ``stop()`` and ``run()`` called
+/// from inside a `.run` effect's task (or a task it created) begin the stop as usual and return
+/// once every *other* effect has ended, rather than waiting for the calling effect, which cannot
+/// end while it waits. ``waitUntilIdle()`` from inside an effect is a programming error (the loop
+/// is never idle while the caller runs): it logs an error and returns at once, never hangs.
 public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let core: LoopCore<State, Event>
 
@@ -169,13 +179,15 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// Returns when the loop is idle: no event queued or being reduced and no effect running.
     ///
     /// For tests and orderly hand-offs. A loop with a never-ending effect (an `events` source, a
-    /// timer) never becomes idle; a stopped loop is idle.
+    /// timer) never becomes idle; a stopped loop is idle. Called from inside one of this loop's
+    /// own effects it cannot be satisfied, so it logs an error and returns at once.
     public func waitUntilIdle() async {
         await core.waitUntilIdle()
     }
 
     /// Suspends until the loop stops; cancelling the calling task stops the loop. Returns once
-    /// every effect has ended.
+    /// every effect has ended (every other effect, when called from inside one of the loop's
+    /// effects).
     ///
     /// The way to tie a loop's life to a task — a service's `run()`, a view's `.task {}`.
     public func run() async {
@@ -191,11 +203,68 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// when every effect has ended — every `.run` task has returned and every callback
     /// cancellation has run.
     ///
+    /// An effect that ignores cancellation (a CPU-bound loop that never checks
+    /// `Task.isCancelled`) holds this call for as long as it runs; use
+    /// ``stop(timeout:clock:)`` to bound the wait. Called from inside one of this loop's effects,
+    /// it returns once every *other* effect has ended.
+    ///
     /// Idempotent: later calls wait for the same stop.
     public func stop() async {
         core.beginStop()
         await core.waitUntilStopped()
     }
+
+    /// Stops the loop like ``stop()``, but waits at most `timeout` for the effects to end.
+    ///
+    /// The stop itself is not bounded — every effect is still cancelled at once, and the loop
+    /// still counts as stopping until the last one ends — only the wait is. The report names the
+    /// effects still running when the bound passed (cancelled, but their tasks had not returned),
+    /// so that a service can log who ignored cancellation.
+    ///
+    /// - Parameters:
+    ///   - timeout: How long to wait for the effects to end.
+    ///   - clock: The clock that measures `timeout`; a test clock makes the bound deterministic.
+    @discardableResult
+    public func stop<C: Clock>(timeout: Duration, clock: C = ContinuousClock()) async -> StopReport
+    where C.Duration == Duration {
+        await core.stop(timeout: timeout, clock: clock)
+    }
+}
+
+/// What a bounded ``Loop/stop(timeout:clock:)`` found.
+public struct StopReport: Sendable, Hashable, CustomStringConvertible {
+    /// The effects still running when the bound passed, oldest first; empty when every effect
+    /// ended in time.
+    public var unfinishedEffects: [EffectIdentity]
+
+    /// Whether every effect ended within the bound.
+    public var stoppedInTime: Bool { unfinishedEffects.isEmpty }
+
+    public init(unfinishedEffects: [EffectIdentity]) {
+        self.unfinishedEffects = unfinishedEffects
+    }
+
+    public var description: String {
+        stoppedInTime
+            ? "every effect ended in time"
+            : "still running: " + unfinishedEffects.map(\.description).joined(separator: ", ")
+    }
+}
+
+/// Which effect: its identity within its loop and the feedback that started it, as in
+/// ``EffectLifecycleEvent``.
+public struct EffectIdentity: Sendable, Hashable, CustomStringConvertible {
+    /// The effect's identity, unique within its loop.
+    public let effect: UInt64
+    /// The position of the feedback that started it in the loop's `feedbacks` array.
+    public let feedback: Int
+
+    public init(effect: UInt64, feedback: Int) {
+        self.effect = effect
+        self.feedback = feedback
+    }
+
+    public var description: String { "effect \(effect) of feedback \(feedback)" }
 }
 
 /// A running observation of a ``Loop``'s states, from ``Loop/observe(_:)``.

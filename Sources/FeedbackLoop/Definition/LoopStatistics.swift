@@ -7,11 +7,14 @@
 public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Events the reducer has run on.
     public var eventsReduced: Int = 0
-    /// Events sent after ``Loop/stop()`` began, or after the loop was released.
+    /// Events sent (or ``Loop/sendAndWait(_:)`` calls made) after ``Loop/stop()`` began, or after
+    /// the loop was released, including events of a `.send` effect started as stop began.
     public var eventsDroppedAfterStop: Int = 0
     /// Externally sent events refused because a ``EventCapacity/bounded(_:)`` queue was full.
     public var eventsDroppedOverCapacity: Int = 0
-    /// Events sent by effects that the loop had already cancelled.
+    /// Events sent by effects that the loop had already cancelled, or that had already ended
+    /// (a sink used after ``Sink/finish()``, or kept after its `.run` body returned), and events
+    /// an effect had queued that were not yet reduced when the loop cancelled it.
     public var eventsDroppedFromCancelledEffects: Int = 0
     /// Events that were queued but not yet reduced when ``Loop/stop()`` began.
     public var eventsDiscardedAtStop: Int = 0
@@ -23,8 +26,9 @@ public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
     public var effectsCancelled: Int = 0
     /// Effects whose `.run` body threw while still running.
     public var effectsFailed: Int = 0
-    /// Effects started and not yet ended. A cancelled `.run` effect counts as running until its
-    /// task returns.
+    /// Effects started that have not yet finished, failed or been cancelled. A cancelled `.run`
+    /// effect counts as cancelled at once, even while its task is still returning (``Loop/stop()``
+    /// and ``Loop/waitUntilIdle()`` still wait for that task).
     public var effectsRunning: Int = 0
 
     public init() {}

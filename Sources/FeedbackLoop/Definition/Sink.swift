@@ -1,9 +1,12 @@
 /// Where an effect or an event source sends its events.
 ///
-/// Sending never blocks and never reduces in place: the event joins the loop's queue behind the
-/// events already there. A sink belongs to one effect: once the loop has cancelled that effect
-/// (its query changed or went away, or the loop stopped), everything sent through the sink is
-/// dropped and counted, so a late answer can never overwrite newer state.
+/// Sending never blocks: the event joins the loop's queue behind the events already there (on
+/// ``Backend/callback`` the sending thread may then drain the queue itself, if no other thread
+/// is draining). A sink belongs to one effect, and only while that effect runs: once the loop has
+/// cancelled the effect (its query changed or went away, or the loop stopped), or the effect has
+/// ended (its `.run` body returned, or it called ``finish()``), everything sent through the sink
+/// is dropped and counted in ``LoopStatistics/eventsDroppedFromCancelledEffects``. A late answer
+/// therefore never overwrites newer state, even from a sink that escaped its effect.
 ///
 /// A `Sink` is `Sendable` and may be called from any thread or task.
 public struct Sink<Event: Sendable>: Sendable {
@@ -33,14 +36,32 @@ public struct Sink<Event: Sendable>: Sendable {
         handle?.isCancelled ?? false
     }
 
-    /// Tells the loop that a ``Effect/callback(_:)`` effect has completed by itself.
+    /// Ends the effect by itself, with `event` as its last word: the effect counts as finished
+    /// (never cancelled) *before* the event is queued, so the event is reduced whatever it does to
+    /// the state — even when it moves the state off the query that started this effect, which
+    /// would otherwise cancel the effect while it is still inside `send`. Code after this call
+    /// (cleanup, an audit write) runs undisturbed, identically on every backend.
     ///
-    /// A finished effect no longer counts as running, its ``Cancellation`` is not called, and
-    /// events it sent before finishing are still reduced. `.run` effects finish when their body
+    /// The way for an effect to deliver its result. If the loop cancelled the effect first, the
+    /// event is dropped and counted like any late event. Anything sent through the sink
+    /// afterwards is dropped and counted. A `.run` effect's task still counts toward
+    /// ``Loop/stop()`` and ``Loop/waitUntilIdle()`` until its body returns.
+    @inlinable
+    public func finish(sending event: Event) {
+        guard let handle else { return }
+        receiver.finish(handle, sending: event)
+    }
+
+    /// Ends the effect by itself, without a last event.
+    ///
+    /// A ``Effect/callback(_:)`` effect that completes on its own calls this so that the loop
+    /// no longer counts it as running (``Loop/waitUntilIdle()`` waits for running effects); its
+    /// ``Cancellation`` is then never called. Events it sent before finishing are still reduced;
+    /// events sent afterwards are dropped and counted. `.run` effects finish when their body
     /// returns and need not call this. Calling it twice, or after cancellation, does nothing.
     public func finish() {
         guard let handle else { return }
-        receiver.effectFinished(handle, error: nil)
+        receiver.finish(handle, sending: nil)
     }
 }
 
@@ -49,5 +70,5 @@ public struct Sink<Event: Sendable>: Sendable {
 protocol EventReceiver<Event>: AnyObject, Sendable {
     associatedtype Event: Sendable
     func receive(_ event: Event, from handle: EffectHandle?)
-    func effectFinished(_ handle: EffectHandle, error: (any Error)?)
+    func finish(_ handle: EffectHandle, sending event: Event?)
 }

@@ -1,8 +1,11 @@
 /// Everything about a loop that more than one thread touches, guarded by the loop's one lock.
 ///
 /// A state machine in the style of swift-nio: each mutating method is one transition and returns
-/// what the caller must do *after* leaving the lock (drain, wake waiters, tear down), so nothing
-/// is resumed or called back while the lock is held.
+/// what the caller must do *after* leaving the lock (drain, wake waiters, tear down, release), so
+/// nothing is resumed or called back while the lock is held — and nothing whose release can run
+/// user code is released under it either: replaced published states, registry entries (a
+/// `Cancellation` or a task that may capture the loop's owner) and waiters all leave through the
+/// returned actions and die after the lock is dropped.
 ///
 /// The drain role: `draining` is true while one thread (callback backend) or the actor (actor
 /// backend) is handling queue items. Only the holder touches the machine (state, reducer,
@@ -27,10 +30,16 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let capacity: Int
     @usableFromInline var published: State
     @usableFromInline var statistics = LoopStatistics()
+    /// Every effect whose work may still be under way: a `.run` effect until its task returns
+    /// (even after it was cancelled or finished with ``Sink/finish(sending:)``), a `.callback`
+    /// effect until it finishes or its cancellation has run.
     @usableFromInline var effects: [UInt64: RunningEffect] = [:]
+    /// Effects whose work ended before the drain role got to register them (a `.run` body that
+    /// returned at once, a callback effect that finished inside its `body`). Almost always empty.
+    @usableFromInline var endedBeforeRegistration: Set<UInt64> = []
     @usableFromInline var parked: [ParkedSubmit<State, Event>] = []
     @usableFromInline var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    @usableFromInline var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    @usableFromInline var stopWaiters: [StopWaiter] = []
     @usableFromInline var nextObserverID = 0
     @usableFromInline var warnedAfterStop = false
     @usableFromInline var warnedOverCapacity = false
@@ -76,10 +85,12 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         return .queued
     }
 
-    /// An item from an effect: dropped if its effect was cancelled, never refused for capacity.
+    /// An event from an effect: dropped if its effect was cancelled or has already ended (a sink
+    /// used after ``Sink/finish()``, or kept after its `.run` body returned), never refused for
+    /// capacity.
     @inlinable
     mutating func enqueue(event: Event, from handle: EffectHandle) -> EnqueueAction {
-        if handle.isCancelled {
+        if !handle.isRunning {
             statistics.eventsDroppedFromCancelledEffects += 1
             return .dropped(.fromCancelledEffect, firstWarning: false)
         }
@@ -91,12 +102,16 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         case queued
         case drain(QueueItem<State, Event>)
         case parked
+        /// Refused, and counted in `eventsDroppedAfterStop`: the loop had stopped.
         case stopped
     }
 
     @inlinable
     mutating func submit(_ event: Event, id: UInt64, reply: UnsafeContinuation<State, any Error>) -> SubmitAction {
-        guard phase == .running else { return .stopped }
+        guard phase == .running else {
+            statistics.eventsDroppedAfterStop += 1
+            return .stopped
+        }
         if externalQueued >= capacity || !parked.isEmpty {
             parked.append(ParkedSubmit(id: id, event: event, reply: reply))
             return .parked
@@ -104,7 +119,8 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         switch enqueue(.submit(event, reply), external: true) {
         case .queued: return .queued
         case .drain(let item): return .drain(item)
-        case .dropped: return .stopped  // unreachable: phase and capacity were checked above
+        case .dropped(let reason, _):
+            preconditionFailure("CoreState.submit: an admitted submit was dropped (\(reason)) in phase \(phase)")
         }
     }
 
@@ -130,16 +146,19 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// The drain-role holder finished a batch. Publishes the state and takes the next batch, or
-    /// releases the role.
+    /// releases the role. `retired` receives the state that was published before, to be released
+    /// after the lock.
     @inlinable
     mutating func finishBatch(
         _ batch: inout [QueueItem<State, Event>],
         state: State,
         reduced: Int,
         droppedFromCancelledEffects: Int,
-        releaseWhenEmpty: Bool
+        releaseWhenEmpty: Bool,
+        retired: inout State?
     ) -> BatchAction {
-        publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
+        precondition(draining, "CoreState.finishBatch: the drain role is not held (phase \(phase))")
+        retired = publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
         guard phase == .running else { return .tearDown }
         if items.isEmpty && parked.isEmpty {
             guard releaseWhenEmpty else { return .emptyHeld }
@@ -160,11 +179,15 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// Makes `state` and the drain's counts visible to `Loop.state` and `Loop.statistics`.
+    /// Returns the state published before, which the caller releases after the lock: it may hold
+    /// the last reference to something whose `deinit` touches the loop.
     @inlinable
-    mutating func publish(_ state: State, reduced: Int, droppedFromCancelledEffects: Int) {
+    mutating func publish(_ state: State, reduced: Int, droppedFromCancelledEffects: Int) -> State {
+        let retired = published
         published = state
         statistics.eventsReduced &+= reduced
         statistics.eventsDroppedFromCancelledEffects &+= droppedFromCancelledEffects
+        return retired
     }
 
     @inlinable
@@ -181,47 +204,73 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
 
     // MARK: Effects
 
-    /// A started effect joins the registry, unless it already ended on another thread.
+    /// A started effect joins the registry, unless its work already ended on another thread.
+    /// Returns the entry when it was not kept, for the caller to release after the lock.
     @inlinable
-    mutating func register(_ effect: RunningEffect) {
+    mutating func register(_ effect: RunningEffect) -> RunningEffect? {
         statistics.effectsStarted += 1
-        if effect.handle.isRunning {
-            effects[effect.handle.id] = effect
-        }
+        if endedBeforeRegistration.remove(effect.handle.id) != nil { return effect }
+        effects[effect.handle.id] = effect
+        return nil
     }
 
+    /// What to do after the lock once effects ended: release their registry entries first (their
+    /// `deinit`s may run user code), then resume whoever waited for idle or for stop.
     @usableFromInline
-    struct Wakeups {
+    struct Followup {
+        @usableFromInline var released: [RunningEffect] = []
         @usableFromInline var idle: [CheckedContinuation<Void, Never>] = []
-        @usableFromInline var stopped: [CheckedContinuation<Void, Never>] = []
+        @usableFromInline var stopped: [StopWaiter] = []
         @inlinable init() {}
-        @inlinable func resume() {
+
+        @inlinable
+        mutating func perform() {
+            released = []
             for waiter in idle { waiter.resume() }
-            for waiter in stopped { waiter.resume() }
+            for waiter in stopped { waiter.continuation.resume() }
         }
     }
 
-    /// An effect left the registry. `outcome` is `.finished` or `.failed` when it ended by itself,
-    /// and `nil` when it had been cancelled (counted then) and its task has now returned, or a
-    /// callback effect's cancellation has run.
+    /// Counts how an effect came out: `.finished` or `.failed` when it ended by itself. A
+    /// cancelled effect was counted when the loop cancelled it.
     @inlinable
-    mutating func effectEnded(id: UInt64, outcome: EffectLifecycleEvent.Kind?) -> Wakeups {
+    mutating func count(_ outcome: EffectLifecycleEvent.Kind) {
         switch outcome {
-        case .finished?: statistics.effectsFinished += 1
-        case .failed?: statistics.effectsFailed += 1
-        case .cancelled?, .started?, nil: break
+        case .finished: statistics.effectsFinished += 1
+        case .failed: statistics.effectsFailed += 1
+        case .cancelled: statistics.effectsCancelled += 1
+        case .started: preconditionFailure("CoreState.count: .started is not an outcome")
         }
-        effects.removeValue(forKey: id)
-        var wakeups = Wakeups()
-        if effects.isEmpty {
-            if phase == .stopping(tornDown: true) {
+    }
+
+    /// An effect's work is over (its task returned, its callback finished or was cancelled): it
+    /// leaves the registry, and waiters for idle and stop may go.
+    @inlinable
+    mutating func workEnded(id: UInt64) -> Followup {
+        var followup = Followup()
+        if let entry = effects.removeValue(forKey: id) {
+            followup.released.append(entry)
+        } else {
+            endedBeforeRegistration.insert(id)
+        }
+        wakeWaiters(&followup)
+        return followup
+    }
+
+    @inlinable
+    mutating func wakeWaiters(_ followup: inout Followup) {
+        if phase == .stopping(tornDown: true) {
+            if effects.isEmpty {
                 phase = .stopped
-                wakeups.stopped = stopWaiters
+                followup.stopped += stopWaiters
                 stopWaiters = []
+            } else if effects.count == 1, let last = effects.keys.first, stopWaiters.contains(where: { $0.except == last }) {
+                // Only the effect that called `stop()` is left: its own waiters may go.
+                followup.stopped += stopWaiters.filter { $0.except == last }
+                stopWaiters.removeAll { $0.except == last }
             }
-            wakeups.idle = takeIdleWaitersIfIdle()
         }
-        return wakeups
+        if effects.isEmpty { followup.idle = takeIdleWaitersIfIdle() }
     }
 
     // MARK: Observers
@@ -276,18 +325,59 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     /// Teardown cancelled every effect: `cancelled` of them were still running; the callback
     /// effects among them (`endedNow`) ended with their cancellation.
     @inlinable
-    mutating func tornDown(cancelled: Int, endedNow: [UInt64]) -> Wakeups {
+    mutating func tornDown(cancelled: Int, endedNow: [UInt64]) -> Followup {
+        precondition(
+            phase == .stopping(tornDown: false) && draining,
+            "CoreState.tornDown: teardown outside a stop, or without the drain role (phase \(phase), draining \(draining))")
         statistics.effectsCancelled += cancelled
-        for id in endedNow { effects.removeValue(forKey: id) }
-        phase = .stopping(tornDown: true)
-        var wakeups = Wakeups()
-        if effects.isEmpty {
-            phase = .stopped
-            wakeups.stopped = stopWaiters
-            stopWaiters = []
+        var followup = Followup()
+        for id in endedNow {
+            if let entry = effects.removeValue(forKey: id) { followup.released.append(entry) }
         }
-        wakeups.idle = takeIdleWaitersIfIdle()
-        return wakeups
+        phase = .stopping(tornDown: true)
+        wakeWaiters(&followup)
+        return followup
+    }
+
+    @usableFromInline
+    enum StopWaitAction {
+        /// Stopped already (or only the calling effect is left): go on at once.
+        case resume
+        case wait
+    }
+
+    /// A caller of `stop()`/`run()` waits for every effect to end, except the one it runs in.
+    @inlinable
+    mutating func waitForStop(_ waiter: StopWaiter) -> StopWaitAction {
+        if phase == .stopped { return .resume }
+        if phase == .stopping(tornDown: true), let except = waiter.except, effects.count == 1, effects[except] != nil {
+            return .resume
+        }
+        stopWaiters.append(waiter)
+        return .wait
+    }
+
+    /// A stop waiter gave up (its bound passed): it leaves the list, if still there.
+    @inlinable
+    mutating func cancelStopWait(id: UInt64) -> StopWaiter? {
+        guard let index = stopWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+        return stopWaiters.remove(at: index)
+    }
+}
+
+/// A caller of ``Loop/stop()`` or ``Loop/run()`` waiting for every effect to end — every effect
+/// but `except`, the one it runs inside, when it was called from an effect.
+@usableFromInline
+struct StopWaiter: Sendable {
+    @usableFromInline let id: UInt64
+    @usableFromInline let except: UInt64?
+    @usableFromInline let continuation: CheckedContinuation<Void, Never>
+
+    @inlinable
+    init(id: UInt64, except: UInt64?, continuation: CheckedContinuation<Void, Never>) {
+        self.id = id
+        self.except = except
+        self.continuation = continuation
     }
 }
 

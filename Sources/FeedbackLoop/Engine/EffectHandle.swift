@@ -9,6 +9,10 @@ import Synchronization
 final class EffectHandle: Sendable {
     @usableFromInline let id: UInt64
     @usableFromInline let feedback: Int
+    /// A `.run` effect, whose work lasts until its task returns, even after it finished with
+    /// ``Sink/finish(sending:)``; otherwise a `.callback` effect, whose work ends when it
+    /// finishes or its cancellation has run.
+    @usableFromInline let isTask: Bool
     @usableFromInline let status: Atomic<UInt8>
 
     @usableFromInline static var running: UInt8 { 0 }
@@ -16,9 +20,10 @@ final class EffectHandle: Sendable {
     @usableFromInline static var cancelled: UInt8 { 2 }
 
     @inlinable
-    init(id: UInt64, feedback: Int) {
+    init(id: UInt64, feedback: Int, isTask: Bool) {
         self.id = id
         self.feedback = feedback
+        self.isTask = isTask
         self.status = Atomic(Self.running)
     }
 

@@ -150,19 +150,24 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             let dropped = machine.droppedFromCancelledEffects
             machine.reduced = 0
             machine.droppedFromCancelledEffects = 0
+            var retired: State?
             let action = lock.withLock { state in
                 let action = state.finishBatch(
                     &batch,
                     state: machine.state,
                     reduced: reduced,
                     droppedFromCancelledEffects: dropped,
-                    releaseWhenEmpty: releaseWhenEmpty)
+                    releaseWhenEmpty: releaseWhenEmpty,
+                    retired: &retired)
                 if case .done = action {
                     // Still inside the lock, so still ours: hand the buffer back for the next drain.
                     machine.spare = batch
                 }
                 return action
             }
+            // The state published before may hold the last reference to something whose
+            // `deinit` touches the loop: it goes here, outside the lock.
+            retired = nil
             switch action {
             case .next:
                 var index = batch.startIndex
@@ -195,7 +200,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         let dropped = machine.droppedFromCancelledEffects
         machine.reduced = 0
         machine.droppedFromCancelledEffects = 0
-        lock.withLock { $0.publish(machine.state, reduced: reduced, droppedFromCancelledEffects: dropped) }
+        // The state published before comes back out of the lock and is released here, after it
+        // (see `drainLoop`).
+        _ = lock.withLock {
+            $0.publish(machine.state, reduced: reduced, droppedFromCancelledEffects: dropped)
+        }
     }
 
     /// Items dequeued but not handled because stop began: counted, and their callers told.
@@ -239,37 +248,42 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         case .send(let events):
             let id = nextID()
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
-            let dropped = lock.withLock { state -> Bool in
+            let dropped = lock.withLock { state -> [Event] in
                 state.statistics.effectsStarted += 1
                 state.statistics.effectsFinished += 1
+                var dropped: [Event] = []
                 for event in events {
-                    // In the drain role the queue is never idle, so this only queues or drops.
-                    if case .dropped = state.enqueue(.event(event, nil), external: false) { return true }
+                    // In the drain role the queue is never idle, so this only queues, or drops
+                    // (and counts) once stop has begun.
+                    if case .dropped = state.enqueue(.event(event, nil), external: false) { dropped.append(event) }
                 }
-                return false
+                return dropped
             }
-            if dropped { reportDrop(nil, reason: .afterStop, firstWarning: false) }
+            for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
         case .run(let priority, let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true)
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
+            let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
             let task = Task(priority: priority.map(TaskPriority.init(rawValue:))) {
                 do {
-                    try await body(sink)
-                    self.effectFinished(handle, error: nil)
+                    try await EffectMarker.inside(marker) { try await body(sink) }
+                    self.taskReturned(handle, error: nil)
                 } catch {
-                    self.effectFinished(handle, error: error)
+                    self.taskReturned(handle, error: error)
                 }
             }
-            lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .task(task))) }
+            let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .task(task))) }
+            _ = unkept  // released here, after the lock
             return handle
         case .callback(let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false)
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let cancellation = body(Sink(receiver: self, handle: handle))
-            lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .cancellation(cancellation))) }
+            let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .cancellation(cancellation))) }
+            _ = unkept  // released here, after the lock
             return handle
         }
     }
@@ -277,22 +291,21 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @inlinable
     func cancel(_ handle: EffectHandle) {
         guard handle.markCancelled() else { return }
-        let (effect, wakeups) = lock.withLock { state -> (RunningEffect?, CoreState<State, Event>.Wakeups) in
-            state.statistics.effectsCancelled += 1
-            guard let effect = state.effects[handle.id] else { return (nil, .init()) }
-            if case .cancellation = effect.stopper {
-                // A callback effect ends with its cancellation; a task ends when it returns.
-                return (effect, state.effectEnded(id: handle.id, outcome: nil))
-            }
-            return (effect, .init())
+        var (entry, followup) = lock.withLock { state -> (RunningEffect?, CoreState<State, Event>.Followup) in
+            state.count(.cancelled)
+            guard let entry = state.effects[handle.id] else { return (nil, .init()) }
+            // A callback effect ends with its cancellation; a task ends when it returns.
+            return (entry, handle.isTask ? .init() : state.workEnded(id: handle.id))
         }
-        effect?.stopper.stop()
+        entry?.stopper.stop()
+        entry = nil
         instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .cancelled))
-        wakeups.resume()
+        followup.perform()
     }
 
+    /// A `.run` effect's task returned, or threw.
     @usableFromInline
-    func effectFinished(_ handle: EffectHandle, error: (any Error)?) {
+    func taskReturned(_ handle: EffectHandle, error: (any Error)?) {
         let ranToEnd = handle.markFinished()
         let outcome: EffectLifecycleEvent.Kind? =
             ranToEnd ? (error.map { .failed(String(describing: $0)) } ?? .finished) : nil
@@ -301,17 +314,47 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         if let outcome {
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
         }
-        if ranToEnd, let error {
-            if let onEffectError = configuration.onEffectError {
-                onEffectError(error)
-            } else {
-                configuration.logger.error(
-                    "effect failed: \(error)",
-                    metadata: ["loop": "\(configuration.label)", "feedback": "\(handle.feedback)"])
-            }
+        if ranToEnd, let error { reportEffectError(error, handle: handle) }
+        var followup = lock.withLock { state in
+            if let outcome { state.count(outcome) }
+            return state.workEnded(id: handle.id)
         }
-        let wakeups = lock.withLock { $0.effectEnded(id: handle.id, outcome: outcome) }
-        wakeups.resume()
+        followup.perform()
+    }
+
+    @usableFromInline
+    func reportEffectError(_ error: any Error, handle: EffectHandle) {
+        if let onEffectError = configuration.onEffectError {
+            onEffectError(error)
+        } else {
+            configuration.logger.error(
+                "effect failed: \(error)",
+                metadata: ["loop": "\(configuration.label)", "feedback": "\(handle.feedback)"])
+        }
+    }
+
+    /// An effect ended by itself (``Sink/finish()`` or ``Sink/finish(sending:)``), with `event`
+    /// as its last word: the effect counts as finished *before* the event is queued, so whatever
+    /// the reducer does with the event cannot cancel the effect that sent it.
+    @usableFromInline
+    func finish(_ handle: EffectHandle, sending event: Event?) {
+        guard handle.markFinished() else {
+            // Cancelled (or ended) before it finished: its last word is late, like any other.
+            guard let event else { return }
+            lock.withLock { $0.statistics.eventsDroppedFromCancelledEffects += 1 }
+            instrumentation?.onDrop?(event, .fromCancelledEffect)
+            return
+        }
+        instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))
+        var enqueued = CoreState<State, Event>.EnqueueAction.queued
+        var followup = lock.withLock { state in
+            state.count(.finished)
+            if let event { enqueued = state.enqueue(.event(event, handle), external: false) }
+            // A task's work lasts until it returns; a callback effect's ends here.
+            return handle.isTask ? .init() : state.workEnded(id: handle.id)
+        }
+        followup.perform()
+        perform(enqueued, event: event)
     }
 
     // MARK: Observers
@@ -376,35 +419,101 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @usableFromInline
     func tearDown(_ machine: Machine<State, Event>) {
         machine.tearDown()
-        let running = lock.withLock { Array($0.effects.values) }
+        var running = lock.withLock { Array($0.effects.values) }
         var cancelled = 0
         var endedNow: [UInt64] = []
         for effect in running where effect.handle.markCancelled() {
             cancelled += 1
             effect.stopper.stop()
-            if case .cancellation = effect.stopper { endedNow.append(effect.handle.id) }
+            if !effect.handle.isTask { endedNow.append(effect.handle.id) }
             instrumentation?.onEffect?(
                 EffectLifecycleEvent(effect: effect.handle.id, feedback: effect.handle.feedback, kind: .cancelled))
         }
-        let wakeups = lock.withLock { $0.tornDown(cancelled: cancelled, endedNow: endedNow) }
-        wakeups.resume()
+        running = []  // before the lock: these may be the last references
+        var followup = lock.withLock { $0.tornDown(cancelled: cancelled, endedNow: endedNow) }
+        followup.perform()
     }
 
-    /// Returns once the loop has stopped and every effect has ended.
+    /// The effect of this loop the calling task runs in, if any (see ``EffectMarker``).
+    @usableFromInline
+    var callingEffect: UInt64? {
+        guard let marker = EffectMarker.current, marker.loop == ObjectIdentifier(self) else { return nil }
+        return marker.effect
+    }
+
+    /// Returns once the loop has stopped and every effect has ended — every effect but the
+    /// calling one, when called from inside one of this loop's effects (it would otherwise wait
+    /// for itself).
     @usableFromInline
     func waitUntilStopped() async {
-        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let stopped = lock.withLock { state -> Bool in
-                if state.phase == .stopped { return true }
-                state.stopWaiters.append(waiter)
+        let except = callingEffect
+        let id = nextID()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let action = lock.withLock { $0.waitForStop(StopWaiter(id: id, except: except, continuation: continuation)) }
+            if case .resume = action { continuation.resume() }
+        }
+    }
+
+    /// Like ``waitUntilStopped()``, but gives up when the calling task is cancelled.
+    @usableFromInline
+    func waitUntilStoppedOrCancelled() async {
+        let except = callingEffect
+        let id = nextID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let action = lock.withLock { $0.waitForStop(StopWaiter(id: id, except: except, continuation: continuation)) }
+                switch action {
+                case .resume:
+                    continuation.resume()
+                case .wait:
+                    // Cancelled before the handler could see the waiter: take it out here.
+                    if Task.isCancelled, let waiter = lock.withLock({ $0.cancelStopWait(id: id) }) {
+                        waiter.continuation.resume()
+                    }
+                }
+            }
+        } onCancel: {
+            lock.withLock { $0.cancelStopWait(id: id) }?.continuation.resume()
+        }
+    }
+
+    /// Stops, waiting at most `timeout` for the effects to end; reports those still running then.
+    @usableFromInline
+    func stop<C: Clock>(timeout: Duration, clock: C) async -> StopReport where C.Duration == Duration {
+        beginStop()
+        let stoppedInTime = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.waitUntilStoppedOrCancelled()
+                return true
+            }
+            group.addTask {
+                // Throws when cancelled: the stop finished first.
+                try? await clock.sleep(for: timeout)
                 return false
             }
-            if stopped { waiter.resume() }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
         }
+        if stoppedInTime { return StopReport(unfinishedEffects: []) }
+        let except = callingEffect
+        let unfinished = lock.withLock { state in
+            state.effects.values.lazy
+                .filter { $0.handle.id != except }
+                .map { EffectIdentity(effect: $0.handle.id, feedback: $0.handle.feedback) }
+        }
+        return StopReport(unfinishedEffects: unfinished.sorted { $0.effect < $1.effect })
     }
 
     @usableFromInline
     func waitUntilIdle() async {
+        if let effect = callingEffect {
+            // The loop cannot become idle while the caller, one of its effects, is running.
+            configuration.logger.error(
+                "waitUntilIdle() called from inside one of the loop's own effects would wait for itself; it returns at once",
+                metadata: ["loop": "\(configuration.label)", "effect": "\(effect)"])
+            return
+        }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
             let idle = lock.withLock { state -> Bool in
                 if state.isIdle { return true }
@@ -432,7 +541,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                         parked.reply.resume(throwing: LoopError.cancelled)
                     }
                 case .stopped:
-                    instrumentation?.onDrop?(event, .afterStop)
+                    reportDrop(event, reason: .afterStop, firstWarning: false)
                     reply.resume(throwing: LoopError.stopped)
                 }
             }
@@ -455,5 +564,27 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             statistics.effectsRunning = state.effects.values.count { $0.handle.isRunning }
             return statistics
         }
+    }
+}
+
+/// Marks the tasks of a loop's `.run` effects, so that ``Loop/stop()``, ``Loop/run()`` and
+/// ``Loop/waitUntilIdle()`` called from inside one can tell, instead of waiting for themselves.
+@usableFromInline
+struct EffectMarker: Sendable {
+    @usableFromInline let loop: ObjectIdentifier
+    @usableFromInline let effect: UInt64
+
+    @inlinable
+    init(loop: ObjectIdentifier, effect: UInt64) {
+        self.loop = loop
+        self.effect = effect
+    }
+
+    @TaskLocal static var current: EffectMarker?
+
+    /// Runs an effect's body with `marker` as the current task's effect.
+    @usableFromInline
+    static func inside(_ marker: EffectMarker, _ body: @Sendable () async throws -> Void) async throws {
+        try await $current.withValue(marker) { try await body() }
     }
 }

@@ -65,7 +65,8 @@ struct StopTests {
         await #expect(throws: LoopError.stopped) { try await loop.sendAndWait(.increment) }
         #expect(loop.state.count == 1)
         #expect(loop.statistics.eventsReduced == 1)
-        #expect(loop.statistics.eventsDroppedAfterStop == 2)
+        // Two sends and the refused sendAndWait: every refusal is counted.
+        #expect(loop.statistics.eventsDroppedAfterStop == 3)
     }
 
     @Test(arguments: Backend.allCases)
