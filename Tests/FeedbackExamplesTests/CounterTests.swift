@@ -29,15 +29,7 @@ struct CounterTests {
         }
         await loop.waitUntilIdle()
         #expect(loop.state.count == 8 * 25)
-        // Core bug, reported to the lead: on the callback backend the thread that releases the
-        // drain role resets `Machine.reduced` (and writes `Machine.spare`) after leaving the lock,
-        // racing the next drainer, so `eventsReduced` is sometimes one too many (801 of 800 in
-        // about 5% of runs here). The state itself is always right.
-        withKnownIssue("callback drain role hand-off races on Machine counters", isIntermittent: true) {
-            #expect(loop.statistics.eventsReduced == 8 * 125)
-        } when: {
-            backend == .callback
-        }
+        #expect(loop.statistics.eventsReduced == 8 * 125)
     }
 
     @Test("sendAndWait returns the count right after its tap", arguments: Backend.allCases)

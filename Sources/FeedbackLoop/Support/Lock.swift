@@ -33,7 +33,14 @@ package final class Lock<Value>: @unchecked Sendable {
     package init(_ value: Value) {
         self.value = value
         self.mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        // Error-checking, so that taking the lock again on the thread that holds it (user code run
+        // under the lock, re-entering the loop) traps with a message instead of deadlocking, as
+        // `Mutex` does in the release build.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
 
     deinit {
@@ -43,7 +50,8 @@ package final class Lock<Value>: @unchecked Sendable {
 
     @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Lock: recursive lock on the thread that holds it (error \(locked)): user code ran under the lock")
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }

@@ -71,31 +71,19 @@ struct StopTests {
 
     @Test(arguments: Backend.allCases)
     func eventsStillQueuedWhenStopBeginsAreDiscardedAndCounted(backend: Backend) async throws {
-        await BlockingTurn.shared.acquire()
-        let inObserver = Gate()
-        let release = DispatchGate()
         let loop = Loop(initial: Counter.State(), reduce: Counter.reduce, backend: backend)
-        let token = loop.observe { state in
-            if state.count == 1 {
-                inObserver.open()
-                release.wait()  // holds the drain role so that later events stay queued
-            }
+        try await withDrainHeld(loop, by: .increment, at: { $0.count == 1 }) { release in
+            for _ in 0..<10 { loop.send(.increment) }
+            let stopped = Task { await loop.stop() }
+            try await waitUntil("stop to begin") { loop.statistics.eventsDiscardedAtStop == 10 }
+            release.open()
+            try await withDeadline("stop") { await stopped.value }
         }
-        let blocked = Task { await onThreads(1) { _ in loop.send(.increment) } }
-        try await withDeadline("the drain to block") { await inObserver.wait() }
-        for _ in 0..<10 { loop.send(.increment) }
-        let stopped = Task { await loop.stop() }
-        try await waitUntil("stop to begin") { loop.statistics.eventsDiscardedAtStop == 10 }
-        release.open()
-        await blocked.value
-        try await withDeadline("stop") { await stopped.value }
 
         let statistics = loop.statistics
         #expect(statistics.eventsReduced == 1)
         #expect(statistics.eventsDiscardedAtStop == 10)
         #expect(loop.state.count == 1)
-        token.cancel()
-        await BlockingTurn.shared.release()
     }
 
     @Test(arguments: Backend.allCases)

@@ -123,7 +123,22 @@ final class DispatchGate: Sendable {
     }
 }
 
-/// One at a time, across every test in the run: for tests that block a thread on purpose.
+/// Runs `body` in its turn: one at a time, across every test in the run, for tests that block a
+/// thread on purpose. The turn is given back on every exit path, so a test that fails (a missed
+/// deadline throws) fails alone instead of leaving every later test waiting for a turn.
+func withBlockingTurn<T>(_ body: () async throws -> T) async rethrows -> T {
+    await BlockingTurn.shared.acquire()
+    do {
+        let result = try await body()
+        await BlockingTurn.shared.release()
+        return result
+    } catch {
+        await BlockingTurn.shared.release()
+        throw error
+    }
+}
+
+/// The turn behind ``withBlockingTurn(_:)``.
 ///
 /// Holding an actor loop's drain role means blocking one of the cooperative pool's threads, and
 /// this machine's pool has only as many threads as cores. Two such tests in parallel would starve
