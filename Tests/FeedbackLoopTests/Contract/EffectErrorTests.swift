@@ -43,8 +43,8 @@ struct EffectErrorTests {
 
     @Test(arguments: Backend.allCases)
     func byDefaultTheErrorIsLogged(backend: Backend) async throws {
-        let messages = Locked<[(Logger.Level, String)]>([])
-        let logger = Logger(label: "test") { _ in CapturingLogHandler(messages: messages) }
+        let messages = Locked<[(level: Logger.Level, message: String)]>([])
+        let logger = CapturingLogHandler.logger(into: messages)
         let loop = Loop(
             initial: Counter.State(),
             reduce: Counter.reduce,
@@ -81,21 +81,5 @@ struct EffectErrorTests {
         #expect(errors.current == 0)
         #expect(loop.statistics.effectsCancelled == 2)
         #expect(loop.statistics.effectsFailed == 0)
-    }
-}
-
-/// Collects log messages for assertions.
-struct CapturingLogHandler: LogHandler {
-    let messages: Locked<[(Logger.Level, String)]>
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        messages.append((event.level, "\(event.message)"))
     }
 }

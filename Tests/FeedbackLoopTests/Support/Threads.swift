@@ -49,3 +49,8 @@ extension Loop {
         observation.cancel()
     }
 }
+
+/// The calling thread's identity.
+func currentThreadID() -> UInt {
+    UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(bitPattern: UInt(pthread_self()))))
+}
