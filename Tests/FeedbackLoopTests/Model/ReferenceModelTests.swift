@@ -1,0 +1,37 @@
+import FeedbackLoop
+import Foundation
+import Testing
+
+/// The reference model: random scripts played on every backend and compared, step by step, with
+/// a pure interpreter of the loop's semantics (``ReferenceModel``). A failure prints its seed and
+/// the shrunk script; `FEEDBACKLOOP_MODEL_SCRIPTS=N` plays N scripts per backend instead of the
+/// default, and `FEEDBACKLOOP_MODEL_SEED=S` replays the script of seed S alone.
+@Suite("The reference model")
+struct ReferenceModelTests {
+    static let scripts = ProcessInfo.processInfo.environment["FEEDBACKLOOP_MODEL_SCRIPTS"].flatMap(Int.init) ?? Scale.of(10_000)
+    static let onlySeed = ProcessInfo.processInfo.environment["FEEDBACKLOOP_MODEL_SEED"].flatMap(UInt64.init)
+
+    @Test(arguments: Backend.allCases)
+    func deterministicScriptsMatchTheModelExactly(backend: Backend) async throws {
+        let seeds: [UInt64] = Self.onlySeed.map { [$0] } ?? (0..<UInt64(Self.scripts)).map { $0 &* 0x9E37_79B9 &+ 1 }
+        for seed in seeds {
+            var rng = SplitMix64(seed: seed)
+            let script = Script.random(using: &rng)
+            guard let difference = await DeterministicHarness.firstDifference(script, backend: backend) else { continue }
+            if ProcessInfo.processInfo.environment["FEEDBACKLOOP_MODEL_NO_SHRINK"] != nil {
+                Issue.record("\(backend): seed \(seed): \(difference)\n\(script)")
+                return
+            }
+            let shrunk = await script.shrunk { await DeterministicHarness.firstDifference($0, backend: backend) != nil }
+            let shrunkDifference = await DeterministicHarness.firstDifference(shrunk, backend: backend) ?? difference
+            Issue.record(
+                """
+                \(backend): seed \(seed) differs from the model (replay: FEEDBACKLOOP_MODEL_SEED=\(seed)).
+                \(shrunkDifference)
+                shrunk script (\(shrunk.steps.count) of \(script.steps.count) steps):
+                \(shrunk)
+                """)
+            return
+        }
+    }
+}
