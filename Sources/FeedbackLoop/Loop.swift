@@ -142,7 +142,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// The observer runs where the reducer runs (see ``Loop``), one call at a time; it must be
     /// quick and may call ``send(_:)``. Observing a stopped loop calls `observer` once with the
-    /// final state.
+    /// final state — at once, or, while a stop is under way, once the stop has settled it.
     public func observe(_ observer: @escaping @Sendable (State) -> Void) -> Observation {
         guard let id = core.addObserver(onState: observer, onStop: nil) else {
             return Observation {}

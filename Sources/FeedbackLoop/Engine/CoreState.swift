@@ -39,7 +39,12 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline var endedBeforeRegistration: Set<UInt64> = []
     @usableFromInline var parked: [ParkedSubmit<State, Event>] = []
     @usableFromInline var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Resumed at the next progress of any kind; see ``LoopCore/waitUntil(_:)``.
+    @usableFromInline var progressWaiters: [CheckedContinuation<Void, Never>] = []
     @usableFromInline var stopWaiters: [StopWaiter] = []
+    /// Observers that joined while a stop was under way: the final state is not published yet,
+    /// so they get it, and their stop, once teardown is done.
+    @usableFromInline var observersAwaitingTeardown: [ObserverEntry<State>] = []
     @usableFromInline var nextObserverID = 0
     @usableFromInline var warnedAfterStop = false
     @usableFromInline var warnedOverCapacity = false
@@ -195,11 +200,20 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         phase == .stopped || (phase == .running && !draining && items.isEmpty && effects.isEmpty && parked.isEmpty)
     }
 
+    /// The waiters to resume now that the loop has made progress (a drain ended, an effect's
+    /// work ended, teardown finished): the idle waiters if the loop is idle, and every progress
+    /// waiter (tests that wait for a condition of their own).
     @inlinable
     mutating func takeIdleWaitersIfIdle() -> [CheckedContinuation<Void, Never>] {
-        guard !idleWaiters.isEmpty, isIdle else { return [] }
-        defer { idleWaiters = [] }
-        return idleWaiters
+        var ready: [CheckedContinuation<Void, Never>] = []
+        if !progressWaiters.isEmpty {
+            swap(&ready, &progressWaiters)
+        }
+        if !idleWaiters.isEmpty && isIdle {
+            ready += idleWaiters
+            idleWaiters = []
+        }
+        return ready
     }
 
     // MARK: Effects
@@ -221,11 +235,22 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         @usableFromInline var released: [RunningEffect] = []
         @usableFromInline var idle: [CheckedContinuation<Void, Never>] = []
         @usableFromInline var stopped: [StopWaiter] = []
+        /// Observers that joined during the stop, and the final state they get.
+        @usableFromInline var lateObservers: [ObserverEntry<State>] = []
+        @usableFromInline var finalState: State?
         @inlinable init() {}
 
         @inlinable
         mutating func perform() {
             released = []
+            if let finalState {
+                for observer in lateObservers {
+                    observer.onState(finalState)
+                    observer.onStop?()
+                }
+            }
+            lateObservers = []
+            finalState = nil
             for waiter in idle { waiter.resume() }
             for waiter in stopped { waiter.continuation.resume() }
         }
@@ -270,7 +295,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
                 stopWaiters.removeAll { $0.except == last }
             }
         }
-        if effects.isEmpty { followup.idle = takeIdleWaitersIfIdle() }
+        followup.idle = takeIdleWaitersIfIdle()
     }
 
     // MARK: Observers
@@ -280,6 +305,8 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         case enqueued(id: Int, EnqueueAction)
         /// The loop has stopped: the observer gets the final state and its stop at once.
         case stopped(State)
+        /// A stop is under way: the observer gets the final state and its stop after teardown.
+        case awaitingTeardown
     }
 
     @inlinable
@@ -287,10 +314,18 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         onState: @escaping @Sendable (State) -> Void,
         onStop: (@Sendable () -> Void)?
     ) -> ObserveAction {
-        guard phase == .running else { return .stopped(published) }
         let id = nextObserverID
         nextObserverID += 1
-        return .enqueued(id: id, enqueue(.addObserver(ObserverEntry(id: id, onState: onState, onStop: onStop)), external: false))
+        let entry = ObserverEntry(id: id, onState: onState, onStop: onStop)
+        switch phase {
+        case .running:
+            return .enqueued(id: id, enqueue(.addObserver(entry), external: false))
+        case .stopping(tornDown: false):
+            observersAwaitingTeardown.append(entry)
+            return .awaitingTeardown
+        case .stopping(tornDown: true), .stopped:
+            return .stopped(published)
+        }
     }
 
     // MARK: Stopping
@@ -335,6 +370,11 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
             if let entry = effects.removeValue(forKey: id) { followup.released.append(entry) }
         }
         phase = .stopping(tornDown: true)
+        if !observersAwaitingTeardown.isEmpty {
+            followup.lateObservers = observersAwaitingTeardown
+            followup.finalState = published
+            observersAwaitingTeardown = []
+        }
         wakeWaiters(&followup)
         return followup
     }

@@ -373,6 +373,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             onState(final)
             onStop?()
             return nil
+        case .awaitingTeardown:
+            return nil
         }
     }
 
@@ -521,6 +523,24 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                 return false
             }
             if idle { waiter.resume() }
+        }
+    }
+
+    /// Returns once `condition`, evaluated under the lock, holds: checked now and again at each
+    /// progress the loop makes (a drain ends, an effect's work ends, teardown finishes). For tests
+    /// that must wait for a precise internal condition without polling.
+    func waitUntil(_ condition: @escaping (CoreState<State, Event>) -> Bool) async {
+        while true {
+            var holds = false
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                holds = lock.withLock { state -> Bool in
+                    if condition(state) { return true }
+                    state.progressWaiters.append(waiter)
+                    return false
+                }
+                if holds { waiter.resume() }
+            }
+            if holds { return }
         }
     }
 

@@ -164,24 +164,20 @@ final class DeterministicHarness: Sendable {
             instrumentation: instrumentation)
     }
 
-    /// Waits until the loop is quiet and its registry holds exactly `effects` entries.
+    /// Waits until the loop is quiet and its registry holds exactly `effects` entries: woken by
+    /// the loop's own progress, never by polling. (The whole script runs under a deadline.)
     func quiesce(effects: Int) async -> String? {
-        let deadline = ContinuousClock.now + .seconds(5)
-        var spins = 0
-        while true {
-            let quiet = loop.core.lock.withLock { state in
-                // A stopped loop keeps the drain role for good: nothing is reduced any more.
-                state.effects.count == effects
-                    && (state.phase == .stopped || (state.phase == .running && !state.draining && state.items.isEmpty))
-            }
-            if quiet { return nil }
-            spins += 1
-            if spins % 64 == 0, ContinuousClock.now > deadline {
-                let registry = loop.core.lock.withLock { "draining \($0.draining), queued \($0.items.count), registry \($0.effects.count), phase \($0.phase)" }
-                return "the loop never became quiet (expected \(effects) effects in the registry; \(registry))"
-            }
-            await Task.yield()
+        await loop.core.waitUntil { state in
+            // A stopped loop keeps the drain role for good: nothing is reduced any more.
+            state.effects.count == effects
+                && (state.phase == .stopped || (state.phase == .running && !state.draining && state.items.isEmpty))
         }
+        return nil
+    }
+
+    /// Waits until the loop has torn down (every running effect cancelled).
+    func waitForTeardown() async {
+        await loop.core.waitUntil { $0.phase == .stopping(tornDown: true) || $0.phase == .stopped }
     }
 
     /// Plays `script` against the model; the first difference, or `nil`.
@@ -195,9 +191,7 @@ final class DeterministicHarness: Sendable {
     /// Stops the loop and lets every effect's task return, so that nothing outlives the script.
     private func tearDown() async {
         let stopping = Task { await loop.stop() }
-        while loop.core.lock.withLock({ $0.phase == .running || $0.phase == .stopping(tornDown: false) }) {
-            await Task.yield()
-        }
+        await waitForTeardown()
         for controller in controllers.withLock({ Array($0.values) }) where controller.kind == .run {
             await controller.post(.finish)
         }
@@ -273,11 +267,7 @@ final class DeterministicHarness: Sendable {
                 // tell each live one to return, as a well-behaved effect would.
                 let live = model.controlledKeys.filter { model.canAct($0) && model.effects[$0]?.kind == .run }
                 model.stop()
-                let deadline = ContinuousClock.now + .seconds(30)
-                while harness.loop.core.lock.withLock({ $0.phase == .running || $0.phase == .stopping(tornDown: false) }) {
-                    if ContinuousClock.now > deadline { return "step \(index): the loop never tore down" }
-                    await Task.yield()
-                }
+                await harness.waitForTeardown()
                 for key in live { await harness.controllers.withLock { $0[key] }?.post(.finish) }
                 await stopping.value
             }

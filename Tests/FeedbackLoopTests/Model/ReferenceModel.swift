@@ -64,10 +64,12 @@ struct ReferenceModel {
         var description: String { "\(event) \(reason)" }
     }
 
-    init(initial: State) {
+    /// A loop that starts at `initial`. When `replaying` an observed run, the events the
+    /// feedbacks queue are not reduced here: the run's transition log says what became of them.
+    init(initial: State, replaying: Bool = false) {
         state = initial
         react(to: nil)
-        drain()
+        if replaying { queue.removeAll() } else { drain() }
     }
 
     /// The effects whose work is still under way, as the loop's registry holds them.
@@ -181,6 +183,17 @@ struct ReferenceModel {
             cancel(key)
         }
         for key in effects.keys { effects[key]?.taskAlive = false }
+    }
+
+    // MARK: Replaying an observed run
+
+    /// Concurrent mode: the feedbacks' decisions over a transition the loop was seen to make
+    /// (the state after `event`), without reducing or queueing anything. Afterwards ``effects``
+    /// holds every effect the feedbacks started, those they decided to cancel as `.cancelled`.
+    mutating func replay(after state: State, event: Event) {
+        self.state = state
+        react(to: event)
+        queue.removeAll()
     }
 
     // MARK: The machine

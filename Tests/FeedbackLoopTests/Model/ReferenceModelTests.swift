@@ -17,7 +17,10 @@ struct ReferenceModelTests {
         for seed in seeds {
             var rng = SplitMix64(seed: seed)
             let script = Script.random(using: &rng)
-            guard let difference = await DeterministicHarness.firstDifference(script, backend: backend) else { continue }
+            let found = try await withDeadline("seed \(seed) on \(backend) (a step that never settles hangs here)", limit: .seconds(60)) {
+                await DeterministicHarness.firstDifference(script, backend: backend)
+            }
+            guard let difference = found else { continue }
             if ProcessInfo.processInfo.environment["FEEDBACKLOOP_MODEL_NO_SHRINK"] != nil {
                 Issue.record("\(backend): seed \(seed): \(difference)\n\(script)")
                 return
@@ -32,6 +35,25 @@ struct ReferenceModelTests {
                 \(shrunk)
                 """)
             return
+        }
+    }
+}
+
+extension ReferenceModelTests {
+    static let concurrentRuns = ProcessInfo.processInfo.environment["FEEDBACKLOOP_MODEL_RUNS"].flatMap(Int.init) ?? Scale.of(100)
+
+    @Test(arguments: Backend.allCases)
+    func concurrentRunsKeepEveryGuaranteeTheModelChecks(backend: Backend) async throws {
+        for seed in (0..<UInt64(Self.concurrentRuns)).map({ $0 &* 0x2545_F491 &+ 7 }) {
+            var rng = SplitMix64(seed: seed)
+            let run = ConcurrentRun.random(using: &rng)
+            let violation = try await withDeadline("concurrent run \(seed) on \(backend)", limit: .seconds(60)) {
+                await run.firstViolation(backend: backend)
+            }
+            if let violation {
+                Issue.record("\(backend): concurrent run of seed \(seed): \(violation)")
+                return
+            }
         }
     }
 }
