@@ -21,6 +21,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// without the lock; the lock-protected phase is the authority.
     @usableFromInline let stopRequested = Atomic<Bool>(false)
     @usableFromInline let ids = Atomic<UInt64>(0)
+    /// How many observers the machine holds: kept by the drain-role holder, read by tests that
+    /// check an observer or a `states` subscriber really left.
+    @usableFromInline let observerCount = Atomic<Int>(0)
     @usableFromInline let configuration: LoopConfiguration
     @usableFromInline let instrumentation: LoopInstrumentation<State, Event>?
     @usableFromInline let engine: Engine<State, Event>
@@ -420,7 +423,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// Finishes observers, releases feedbacks and cancels every running effect exactly once.
     @usableFromInline
     func tearDown(_ machine: Machine<State, Event>) {
-        machine.tearDown()
+        machine.tearDown(core: self)
         var running = lock.withLock { Array($0.effects.values) }
         var cancelled = 0
         var endedNow: [UInt64] = []

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What a feedback becomes inside a running loop: called with every state, in order, and the
 /// event that produced it (`nil` for the initial state). It keeps its own memory (the last query,
 /// the effects it runs) and starts and cancels effects through `Effects`.
@@ -53,8 +55,11 @@ final class Machine<State: Sendable, Event: Sendable> {
         case .addObserver(let observer):
             observer.onState(state)
             observers.append(observer)
+            core.observerCount.add(1, ordering: .relaxed)
         case .removeObserver(let id):
+            let before = observers.count
             observers.removeAll { $0.id == id }
+            core.observerCount.subtract(before - observers.count, ordering: .relaxed)
         }
     }
 
@@ -78,9 +83,10 @@ final class Machine<State: Sendable, Event: Sendable> {
 
     /// The loop stopped: observers hear it once, and feedbacks (with whatever they captured) go.
     @inlinable
-    func tearDown() {
+    func tearDown(core: LoopCore<State, Event>) {
         let observers = self.observers
         self.observers = []
+        core.observerCount.store(0, ordering: .relaxed)
         reactors = []
         for observer in observers { observer.onStop?() }
     }

@@ -31,9 +31,9 @@ struct LifetimeTests {
     @Test(arguments: Backend.allCases)
     func tenThousandLoopsCreatedAndStoppedLeaveNoEffectRunning(backend: Backend) async throws {
         let running = Locked(0)
-        let started = Locked(0)
+        let started = CountdownLatch()
         let loops = Scale.of(10_000)
-        for _ in 0..<loops {
+        for index in 0..<loops {
             let loop = Loop(
                 initial: Counter.State(query: 1),
                 reduce: Counter.reduce,
@@ -41,17 +41,20 @@ struct LifetimeTests {
                     .skippingRepeated({ $0.query }) { _ in
                         .run { _ in
                             running.increment()
-                            started.increment()
                             defer { running.withLock { $0 -= 1 } }
+                            started.increment()
                             await suspendUntilCancelled()
                         }
                     },
                 ],
                 backend: backend)
+            // Each loop's effect really runs before the stop: an engine that never started
+            // effects would fail here, not pass for having nothing to leak.
+            try await withDeadline("loop \(index)'s effect to start") { await started.wait(for: index + 1) }
             await loop.stop()
         }
         #expect(running.current == 0)
-        #expect(started.current <= loops)
+        #expect(started.count == loops)
     }
 
     @Test(arguments: Backend.allCases)

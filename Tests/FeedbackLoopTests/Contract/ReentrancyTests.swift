@@ -26,14 +26,20 @@ struct ReentrancyTests {
             reduce: guardian.reduce,
             backend: backend)
         let seen = Locked<[Int]>([])
+        let observerDepth = Locked(0)
+        let nestedObserverCalls = Locked(0)
         let observation = loop.observe { state in
+            // An engine that recursed would call this observer again from inside its own `send`.
+            if observerDepth.increment() > 1 { nestedObserverCalls.increment() }
             seen.append(state.count)
             if state.count > 0 && state.count < 5 { loop.send(.increment) }
+            observerDepth.withLock { $0 -= 1 }
         }
         loop.send(.increment)
         await loop.waitUntilIdle()
         #expect(seen.current == [0, 1, 2, 3, 4, 5])
         #expect(guardian.violations.current == 0)
+        #expect(nestedObserverCalls.current == 0, "the observer was re-entered from its own send")
         observation.cancel()
         await loop.stop()
     }
