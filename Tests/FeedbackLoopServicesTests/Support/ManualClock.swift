@@ -77,6 +77,22 @@ final class ManualClock: Clock, Sendable {
         for sleeper in due { sleeper.continuation.resume() }
     }
 
+    /// Returns once a sleep until exactly `deadline` is in progress.
+    func waitForSleeper(until deadline: Instant) async {
+        while true {
+            let found = state.withLock { $0.sleepers.contains { $0.deadline == deadline } }
+            if found { return }
+            await waitForNextSleeper()
+        }
+    }
+
+    /// Returns when the next sleep begins.
+    private func waitForNextSleeper() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            state.withLock { $0.sleeperWaiters.append(waiter) }
+        }
+    }
+
     /// Returns once at least one sleep is in progress.
     func waitForSleeper() async {
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
