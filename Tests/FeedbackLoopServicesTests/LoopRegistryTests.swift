@@ -1,5 +1,6 @@
 import FeedbackLoop
 import FeedbackLoopServices
+import Logging
 import MetricsTestKit
 import ServiceLifecycle
 import ServiceLifecycleTestKit
@@ -26,7 +27,8 @@ struct LoopRegistryTests {
             made.withLock { made in
                 let loop = Loop(
                     initial: Jobs.State(total: made.count), reduce: Jobs.reduce, feedbacks: probe.feedbacks,
-                    backend: backend, configuration: LoopConfiguration(label: "jobs", onEffectError: { _ in }))
+                    backend: backend,
+                    configuration: LoopConfiguration(label: "jobs", logger: .quiet, onEffectError: { _ in }))
                 made.append(loop)
                 return loop
             }
