@@ -56,10 +56,11 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
     public struct Configuration: Sendable {
         /// How many loops may exist at once, ending ones included; at least 1.
         public var maximumLoops: Int
-        /// How long a loop may go unused before it is evicted; `nil` never evicts.
+        /// How long a loop may go unused before it is evicted, more than zero; `nil` never
+        /// evicts.
         public var idleTimeout: Duration?
         /// How long each loop's drain waits for its effects (on eviction and on graceful
-        /// shutdown); see ``LoopService``.
+        /// shutdown), zero or more; see ``LoopService``.
         public var gracePeriod: Duration
         /// Where the registry and its loop services log.
         public var logger: Logger
@@ -166,6 +167,7 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
     private struct Table {
         var slots: [ID: Slot] = [:]
         var isClosed = false
+        var hasRun = false
         var nextGeneration: UInt64 = 0
         var statistics = Statistics()
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
@@ -198,6 +200,9 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
         onLoopEnded: @escaping @Sendable (ID, Report, Exit) async -> Void = { _, _, _ in }
     ) where C.Duration == Duration {
         precondition(configuration.maximumLoops >= 1, "LoopRegistry: maximumLoops must be at least 1")
+        precondition(
+            configuration.idleTimeout.map { $0 > .zero } ?? true, "LoopRegistry: idleTimeout must be more than zero")
+        precondition(configuration.gracePeriod >= .zero, "LoopRegistry: gracePeriod must not be negative")
         self.configuration = configuration
         self.makeLoop = makeLoop
         self.onLoopEnded = onLoopEnded
@@ -239,6 +244,8 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
     /// - Parameter creatingIfAbsent: `false` to use only a loop that is already live.
     /// - Throws: ``LoopRegistryError`` (`tooManyLoops`, `shuttingDown`, or `noSuchLoop` when
     ///   `creatingIfAbsent` is `false`) before `body` runs; otherwise what `body` throws.
+    ///   Cancelling the caller does not cut short a wait for a loop being made or ending (at
+    ///   most its grace period).
     public func withLoop<Result>(
         for id: ID,
         creatingIfAbsent: Bool = true,
@@ -341,7 +348,14 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
 
     /// Runs every loop until graceful shutdown or cancellation, evicting idle ones; then drains
     /// each by ``LoopService``'s rules and returns when all have stopped.
+    ///
+    /// - Throws: ``LoopRegistryError/alreadyRun`` if called more than once.
     public func run() async throws {
+        let isFirstRun = table.withLock { table in
+            defer { table.hasRun = true }
+            return !table.hasRun
+        }
+        guard isFirstRun else { throw LoopRegistryError.alreadyRun }
         await withTaskCancellationOrGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { sweeping in
                 sweeping.addTask { await self.evictIdleLoops() }

@@ -15,6 +15,8 @@ public struct LoopRegistryError: Error, Hashable, Sendable, CustomStringConverti
         public static let shuttingDown = Code("shuttingDown")
         /// No loop is live for the id, and the call asked not to create one.
         public static let noSuchLoop = Code("noSuchLoop")
+        /// ``LoopRegistry/run()`` was called a second time; a registry runs once.
+        public static let alreadyRun = Code("alreadyRun")
 
         public var description: String { name }
     }
@@ -30,12 +32,15 @@ public struct LoopRegistryError: Error, Hashable, Sendable, CustomStringConverti
     public static let shuttingDown = LoopRegistryError(.shuttingDown)
     /// See ``Code/noSuchLoop``.
     public static let noSuchLoop = LoopRegistryError(.noSuchLoop)
+    /// See ``Code/alreadyRun``.
+    public static let alreadyRun = LoopRegistryError(.alreadyRun)
 
     public var description: String {
         switch code {
         case .tooManyLoops: "the registry holds its maximum number of live loops; no loop was created"
         case .shuttingDown: "the registry is shutting down and creates no loops"
-        default: "no loop is live for that id"
+        case .noSuchLoop: "no loop is live for that id"
+        default: "the registry's run() was already called; a registry runs once"
         }
     }
 }

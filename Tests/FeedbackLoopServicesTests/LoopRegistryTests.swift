@@ -224,6 +224,20 @@ struct LoopRegistryTests {
         #expect(registry.statistics == .init(live: 0, created: 3, ended: 3, refused: 1))
     }
 
+    @Test("a registry runs once", arguments: Backend.allCases)
+    func runTwice(backend: Backend) async throws {
+        let registry = Registry(configuration: .init(logger: .quiet), clock: ManualClock(), makeLoop: Maker(backend: backend).makeLoop)
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await registry.run() }
+                group.addTask { try await registry.run() }
+                await #expect(throws: LoopRegistryError.alreadyRun) { try await group.next() }
+                trigger.triggerGracefulShutdown()
+                try await group.waitForAll()
+            }
+        }
+    }
+
     /// The race of the hand-written session map: a removal's late end took out the entry of the
     /// id, which by then was a newer loop, leaving that loop running outside the registry.
     @Test("create and remove of one id raced 1,000 times: every answer matches the registry, no loop orphaned",
