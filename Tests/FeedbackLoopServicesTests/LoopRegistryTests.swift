@@ -4,7 +4,6 @@ import Logging
 import MetricsTestKit
 import ServiceLifecycle
 import ServiceLifecycleTestKit
-import Synchronization
 import Testing
 
 /// Every wait below is on a continuation or the manual clock; the time limit only turns a lost
@@ -19,7 +18,7 @@ struct LoopRegistryTests {
     final class Maker: Sendable {
         let backend: Backend
         let probe = Jobs.Probe()
-        private let made = Mutex<[Loop<Jobs.State, Jobs.Event>]>([])
+        private let made = Lock<[Loop<Jobs.State, Jobs.Event>]>([])  // the core's Lock: TSan-clean under -DTSAN
 
         init(backend: Backend) { self.backend = backend }
 

@@ -1,9 +1,11 @@
-import Synchronization
+import FeedbackLoop
 
 /// Holds the values a callback delivers, such as a service's shutdown report, and lets a test
 /// wait for a number of them.
 final class Delivery<Value: Sendable>: Sendable {
-    private let state = Mutex<(values: [Value], waiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)])>(([], []))
+    // The core's `Lock`: under -DTSAN a pthread mutex, which ThreadSanitizer understands
+    // (it misreads `Synchronization.Mutex` under contention).
+    private let state = Lock<(values: [Value], waiters: [(count: Int, waiter: CheckedContinuation<Void, Never>)])>(([], []))
 
     func deliver(_ value: Value) {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in

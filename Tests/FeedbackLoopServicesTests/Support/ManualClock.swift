@@ -1,4 +1,4 @@
-import Synchronization
+import FeedbackLoop
 
 /// A clock that moves only when the test calls ``advance(by:)``, and that lets the test wait
 /// until someone sleeps on it — so a test knows a grace period has started without sleeping.
@@ -24,7 +24,9 @@ final class ManualClock: Clock, Sendable {
         var sleeperWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    // The core's `Lock`: under -DTSAN a pthread mutex, which ThreadSanitizer understands
+    // (it misreads `Synchronization.Mutex` under contention).
+    private let state = Lock(State())
 
     var now: Instant { state.withLock { $0.now } }
     var minimumResolution: Duration { .zero }

@@ -115,6 +115,8 @@ public struct PharmacyServer: Service {
     public init(configuration: Configuration, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) {
         let sessions = PharmacySessions(configuration: configuration.sessions)
         let limits = configuration.limits
+        precondition(limits.maximumConnections >= 1, "PharmacyServer: maximumConnections must be at least 1")
+        precondition(limits.idleTimeout > .zero && limits.readTimeout > .zero, "PharmacyServer: timeouts must be positive")
         self.sessions = sessions
         var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
         decoder.maxHeaderListSize = limits.maximumHeaderSize

@@ -9,9 +9,9 @@ import Darwin
 /// Plain TCP connections that the test controls byte by byte: silent ones, ones that send half a
 /// request, many at once. Blocking calls run on a Dispatch thread, never on the concurrency pool
 /// the server's handlers need.
+// Unchecked: `descriptors` is written only by `open` (before the instance is shared) and by
+// `closeAll`/`close(_:)`, which a test calls from one task while no other use is in progress.
 final class RawConnections: @unchecked Sendable {
-    // Unchecked: `descriptors` is written only by `open` (before the instance is shared) and
-    // `closeAll`/`close(_:)`, which the test calls from one task after every other use ended.
     private(set) var descriptors: [Int32] = []
 
     struct Failure: Error, CustomStringConvertible {
