@@ -18,6 +18,7 @@ import NIOCore
 /// | 404 | `not_found` | no such path |
 /// | 405 | `method_not_allowed` | the path exists, not with this method (the `Allow` header lists those it has) |
 /// | 408 | `request_timeout` | the request's body did not arrive within the read timeout (the connection is closed) |
+/// | 409 | `session_closed` | a `DELETE` closed the session while this `PUT` waited for its first load |
 /// | 413 | `body_too_large` | the body is larger than the limit (16 KiB by default) |
 /// | 415 | `unsupported_media_type` | an event's `Content-Type` is not `application/json` |
 /// | 431 | `headers_too_large` | the request's headers are larger than the limit (the connection is closed) |
@@ -78,6 +79,9 @@ public struct APIError: Error, Hashable, Sendable {
     static func sessionNotFound(_ id: String) -> APIError {
         // `id` has been validated: letters, digits, '-' and '_' only.
         APIError(.notFound, "session_not_found", "no open session '\(id)'; open it with PUT /sessions/\(id)")
+    }
+    static func sessionClosed(_ id: String) -> APIError {
+        APIError(.conflict, "session_closed", "session '\(id)' was closed while it was opening; open it again")
     }
     static let notFound = APIError(.notFound, "not_found", "no such path")
     static func methodNotAllowed(_ allowed: [HTTPRequest.Method]) -> APIError {

@@ -165,7 +165,10 @@ public struct PharmacyServer: Service {
                     // The initial load is the only effect a fresh session runs; answer once it is
                     // done — or once shutdown has drained the session, whichever comes first.
                     await lease.loop.waitUntilIdle()
-                    guard lease.service.isAcceptingEvents else { throw APIError.shuttingDown }
+                    if !lease.service.isAcceptingEvents {
+                        // Stopped while this request waited: by shutdown, or by a DELETE.
+                        throw registry.isAcceptingLoops ? APIError.sessionClosed(id) : APIError.shuttingDown
+                    }
                     return EditedResponse(
                         status: lease.created ? .created : .ok,
                         response: SessionResponse(session: id, state: lease.loop.state))
