@@ -21,6 +21,10 @@ let package = Package(
         // swift-nio-ssl with BoringSSL, swift-nio-http2, swift-configuration and swift-algorithms to
         // every cold build, for plain-text requests on loopback.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Both already built for Hummingbird: the connection guard is a channel handler on its
+        // HTTP parts (NIOHTTPTypes) and answers parse errors (NIOHTTP1).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         .target(
@@ -29,7 +33,12 @@ let package = Package(
                 .product(name: "FeedbackLoopServices", package: "FeedbackLoop"),
                 .product(name: "FeedbackExamples", package: "FeedbackLoop"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .executableTarget(
@@ -37,6 +46,7 @@ let package = Package(
             dependencies: [
                 "PharmacyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

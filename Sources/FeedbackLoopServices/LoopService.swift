@@ -160,6 +160,13 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
         return try await loop.sendAndWait(event)
     }
 
+    /// Begins this service's graceful shutdown as if its `ServiceGroup` had asked: the rules of
+    /// ``LoopService`` from that point on. For ``LoopRegistry``, which drains one loop of many
+    /// (an evicted one) while the others keep running.
+    func requestGracefulShutdown() {
+        gate.requestStop(.gracefulShutdown)
+    }
+
     private func refused(isFirst: Bool) {
         metrics?.recordRefused()
         if isFirst {

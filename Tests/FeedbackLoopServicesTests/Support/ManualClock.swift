@@ -1,4 +1,4 @@
-import Synchronization
+import FeedbackLoop
 
 /// A clock that moves only when the test calls ``advance(by:)``, and that lets the test wait
 /// until someone sleeps on it — so a test knows a grace period has started without sleeping.
@@ -24,7 +24,9 @@ final class ManualClock: Clock, Sendable {
         var sleeperWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Mutex(State())
+    // The core's `Lock`: under -DTSAN a pthread mutex, which ThreadSanitizer understands
+    // (it misreads `Synchronization.Mutex` under contention).
+    private let state = Lock(State())
 
     var now: Instant { state.withLock { $0.now } }
     var minimumResolution: Duration { .zero }
@@ -75,6 +77,22 @@ final class ManualClock: Clock, Sendable {
             return due
         }
         for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Returns once a sleep until exactly `deadline` is in progress.
+    func waitForSleeper(until deadline: Instant) async {
+        while true {
+            let found = state.withLock { $0.sleepers.contains { $0.deadline == deadline } }
+            if found { return }
+            await waitForNextSleeper()
+        }
+    }
+
+    /// Returns when the next sleep begins.
+    private func waitForNextSleeper() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            state.withLock { $0.sleeperWaiters.append(waiter) }
+        }
     }
 
     /// Returns once at least one sleep is in progress.

@@ -1,4 +1,7 @@
 import FeedbackExamples
+import Foundation
+import Hummingbird
+import NIOCore
 
 /// What a client may ask of its pharmacies screen: the user's actions and the map's answer — never
 /// the service's answers, which only the session's own effects send.
@@ -46,14 +49,28 @@ public enum ClientEvent: Hashable, Sendable, Codable {
         case .addPharmacy: self = .addPharmacy
         case .pickPlace: self = .pickPlace(reference: try container.decode(String.self, forKey: .reference))
         case .closeMap: self = .closeMap
-        case .deletePharmacy: self = .deletePharmacy(index: try container.decode(Int.self, forKey: .index))
+        case .deletePharmacy: self = .deletePharmacy(index: try Self.index(in: container))
         case .select:
             self = .select(
-                index: try container.decode(Int.self, forKey: .index),
+                index: try Self.index(in: container),
                 selection: try container.decode(Pharmacies.Action.Selection.self, forKey: .selection))
         case .retry: self = .retry
         case .cancel: self = .cancel
         }
+    }
+
+    /// The largest `index` a request may name.
+    public static let maximumIndex = 1_000_000
+
+    private static func index(in container: KeyedDecodingContainer<CodingKeys>) throws -> Int {
+        // Read as a Double (exact for every integer in range) so that 1.5 or 1e30 get this
+        // message rather than a decoder's complaint about the document.
+        let index = try container.decode(Double.self, forKey: .index)
+        guard index.rounded() == index, (0...Double(maximumIndex)).contains(index) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .index, in: container, debugDescription: "must be an integer from 0 to \(maximumIndex)")
+        }
+        return Int(index)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -92,5 +109,68 @@ public enum ClientEvent: Hashable, Sendable, Codable {
         case .retry: .ui(.retry)
         case .cancel: .ui(.cancel)
         }
+    }
+}
+
+extension ClientEvent {
+    /// The event in a request's body, or the ``APIError`` that says what is wrong with it:
+    /// `unsupported_media_type`, `body_too_large`, `invalid_json` or `invalid_event`.
+    static func decode(_ request: Request, maximumBodySize: Int) async throws -> ClientEvent {
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first?
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/json" else { throw APIError.unsupportedMediaType }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maximumBodySize {
+            throw APIError.bodyTooLarge(limit: maximumBodySize)
+        }
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: maximumBodySize)
+        } catch is NIOTooManyBytesError {
+            throw APIError.bodyTooLarge(limit: maximumBodySize)
+        }
+        let data = Data(buffer: body)
+        // Syntax first: a decoder reports some well-formed documents that do not fit the type
+        // as "not valid JSON".
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw APIError.invalidJSON(Self.detail(of: error))
+        }
+        do {
+            return try JSONDecoder().decode(ClientEvent.self, from: data)
+        } catch let error as DecodingError {
+            throw Self.apiError(for: error)
+        }
+    }
+
+    /// What is wrong with a well-formed document that is not an event, naming the field.
+    static func apiError(for error: DecodingError) -> APIError {
+        func path(_ context: DecodingError.Context) -> String {
+            context.codingPath.map(\.stringValue).joined(separator: ".")
+        }
+        switch error {
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return .invalidEvent("not an event: \(context.debugDescription)")
+        case .dataCorrupted(let context):
+            return .invalidEvent("'\(path(context))': \(context.debugDescription)")
+        case .keyNotFound(let key, let context):
+            let field = (context.codingPath + [key]).map(\.stringValue).joined(separator: ".")
+            return .invalidEvent("missing field '\(field)'")
+        case .typeMismatch(let type, let context):
+            let field = path(context)
+            let expected = type == String.self ? "a string" : type == Double.self ? "a number" : "\(type)"
+            return field.isEmpty
+                ? .invalidEvent("an event is a JSON object with a 'type'")
+                : .invalidEvent("'\(field)' must be \(expected)")
+        case .valueNotFound(_, let context):
+            return .invalidEvent("'\(path(context))' must not be null")
+        @unknown default:
+            return .invalidEvent("not an event")
+        }
+    }
+
+    private static func detail(of error: any Error) -> String {
+        let error = error as NSError
+        return (error.userInfo[NSDebugDescriptionErrorKey] as? String) ?? error.localizedDescription
     }
 }

@@ -1,8 +1,11 @@
 import FeedbackExamples
 import FeedbackLoop
 import FeedbackLoopServices
+import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The pharmacies example over HTTP: one loop per session, each request an event, each answer
@@ -16,23 +19,67 @@ import ServiceLifecycle
 /// | `DELETE /sessions/{id}` | ends the session; answers with its final state |
 /// | `GET /health` | `ok` |
 ///
-/// Errors: 400 for a malformed id or body or an unknown map place, 404 for an unknown session,
-/// 503 while shutting down or when too many sessions are open. Every body is JSON
-/// (``SessionResponse``) except `/health` and errors.
+/// Every error is JSON with a stable code; see ``APIError``. Session bodies are
+/// ``SessionResponse``.
+///
+/// ## Shutdown
+/// The server is one `Service`. On graceful shutdown the HTTP server stops accepting connections
+/// and the sessions start draining *at the same moment*: a request that needs a session from
+/// then on answers 503 `shutting_down`; a request waiting on a session (a `PUT` waiting for the
+/// first load) answers as soon as that session has drained — within
+/// ``PharmacySessions/Configuration/gracePeriod``, after which the session's effects are
+/// cancelled. So shutdown takes the grace period at most, plus the time cancelled effects take
+/// to end and ``Limits/readTimeout`` for a request whose body is still arriving.
 ///
 /// ```swift
 /// let server = PharmacyServer(configuration: .init(port: 0, sessions: .init(makeService: { _ in
 ///     FakePharmaciesService(saved: FakePharmaciesService.sampleSaved)
 /// })))
-/// try await server.application.runService()   // SIGTERM or SIGINT shut it down gracefully
+/// try await ServiceGroup(services: [server], gracefulShutdownSignals: [.sigterm], logger: logger).run()
 /// ```
-public struct PharmacyServer: Sendable {
-    /// Where the server listens and how its sessions behave.
+public struct PharmacyServer: Service {
+    /// What bounds each connection.
+    public struct Limits: Sendable {
+        /// Connections open at once. Past it the server stops accepting; new connections wait in
+        /// the kernel's backlog until an open one closes (idle ones close within
+        /// ``idleTimeout``).
+        public var maximumConnections: Int
+        /// A connection with no request in progress is closed after this long without a
+        /// complete HTTP part: a silent connection, an idle keep-alive one, or one whose request
+        /// head trickles in.
+        public var idleTimeout: Duration
+        /// A request's body must have arrived this long after its head, or the request is
+        /// answered 408 and the connection closed.
+        public var readTimeout: Duration
+        /// The largest request body; larger answers 413.
+        public var maximumBodySize: Int
+        /// The largest request head (all header lines); larger answers 431.
+        public var maximumHeaderSize: Int
+
+        /// Limits with these values.
+        public init(
+            maximumConnections: Int = 4096,
+            idleTimeout: Duration = .seconds(15),
+            readTimeout: Duration = .seconds(10),
+            maximumBodySize: Int = 16 * 1024,
+            maximumHeaderSize: Int = 16 * 1024
+        ) {
+            self.maximumConnections = maximumConnections
+            self.idleTimeout = idleTimeout
+            self.readTimeout = readTimeout
+            self.maximumBodySize = maximumBodySize
+            self.maximumHeaderSize = maximumHeaderSize
+        }
+    }
+
+    /// Where the server listens and how its sessions and connections behave.
     public struct Configuration: Sendable {
         /// The loopback port; 0 picks a free one (see ``PharmacyServer/init(configuration:onListening:)``).
         public var port: Int
-        /// Backend, grace period and back end of the sessions.
+        /// Backend, grace period, cap, expiry and back end of the sessions.
         public var sessions: PharmacySessions.Configuration
+        /// Connection cap, timeouts and size limits.
+        public var limits: Limits
         /// The places the fake map offers; `pickPlace` names one by its reference.
         public var mapPlaces: [Place]
         /// The server's log (the sessions log with ``PharmacySessions/Configuration/logger``).
@@ -42,11 +89,13 @@ public struct PharmacyServer: Sendable {
         public init(
             port: Int = 8080,
             sessions: PharmacySessions.Configuration,
+            limits: Limits = Limits(),
             mapPlaces: [Place] = FakePharmaciesService.sampleMapPlaces,
             logger: Logger = Logger(label: "pharmacy-service")
         ) {
             self.port = port
             self.sessions = sessions
+            self.limits = limits
             self.mapPlaces = mapPlaces
             self.logger = logger
         }
@@ -57,86 +106,128 @@ public struct PharmacyServer: Sendable {
 
     /// The sessions, for inspection.
     public let sessions: PharmacySessions
-    /// The HTTP application, with the sessions among its services. Run it with `runService()`, or
-    /// put it in a `ServiceGroup` of your own.
-    public let application: Application<RouterResponder<BasicRequestContext>>
+    private let application: Application<RouterResponder<BasicRequestContext>>
 
-    /// Builds the server; nothing listens until ``application`` runs.
+    /// Builds the server; nothing listens until ``run()`` runs.
     ///
     /// - Parameter onListening: Called with the bound port once the server accepts connections
     ///   (the one the system picked when ``Configuration/port`` is 0).
     public init(configuration: Configuration, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) {
         let sessions = PharmacySessions(configuration: configuration.sessions)
+        let limits = configuration.limits
+        precondition(limits.maximumConnections >= 1, "PharmacyServer: maximumConnections must be at least 1")
+        precondition(limits.idleTimeout > .zero && limits.readTimeout > .zero, "PharmacyServer: timeouts must be positive")
         self.sessions = sessions
+        var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
+        decoder.maxHeaderListSize = limits.maximumHeaderSize
+        decoder.maxHeaderFieldSize = limits.maximumHeaderSize
         self.application = Application(
-            router: Self.router(sessions: sessions, mapPlaces: configuration.mapPlaces),
+            router: Self.router(sessions: sessions, mapPlaces: configuration.mapPlaces, limits: limits),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [ConnectionGuard(readTimeout: TimeAmount(limits.readTimeout))],
+                    idleTimeout: TimeAmount(limits.idleTimeout),
+                    httpDecoderConfiguration: decoder)),
             configuration: ApplicationConfiguration(
-                address: .hostname(Self.host, port: configuration.port), serverName: "pharmacy-service"),
-            // Application's own services start before its HTTP server and stop after it.
-            services: [sessions],
+                address: .hostname(Self.host, port: configuration.port), serverName: "pharmacy-service",
+                // Room for a burst of connects (the default, 256, makes a burst wait on SYN
+                // retries); the kernel caps it at net.core.somaxconn.
+                backlog: 1024,
+                availableConnectionsDelegate: MaximumAvailableConnections(
+                    limits.maximumConnections, logger: configuration.logger)),
             onServerRunning: { channel in
                 await onListening(channel.localAddress?.port ?? configuration.port)
             },
             logger: configuration.logger)
     }
 
-    static func router(sessions: PharmacySessions, mapPlaces: [Place]) -> Router<BasicRequestContext> {
+    /// Runs the HTTP server and the sessions until graceful shutdown (see ``PharmacyServer``)
+    /// or cancellation. Both learn of the shutdown at once; this returns when both have ended.
+    public func run() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await sessions.run() }
+            group.addTask { try await application.run() }
+            // The first failure (a port already in use, say) ends the other too.
+            while try await group.next() != nil {}
+        }
+    }
+
+    static func router(sessions: PharmacySessions, mapPlaces: [Place], limits: Limits) -> Router<BasicRequestContext> {
         let router = Router()
+        router.middlewares.add(APIErrorMiddleware())
+        let registry = sessions.registry
         router.get("health") { _, _ in "ok" }
 
         router.put("sessions/:id") { _, context -> EditedResponse<SessionResponse> in
-            let id = try context.parameters.require("id")
-            let (session, created) = try open(id, in: sessions)
-            // The initial load is the only effect a fresh session runs; answer once it is done.
-            await session.loop.waitUntilIdle()
-            return EditedResponse(
-                status: created ? .created : .ok, response: SessionResponse(session: id, state: session.loop.state))
+            let id = try sessionID(context)
+            return try await using(id) {
+                try await registry.withLoop(for: id) { lease in
+                    // The initial load is the only effect a fresh session runs; answer once it is
+                    // done — or once shutdown has drained the session, whichever comes first.
+                    await lease.loop.waitUntilIdle()
+                    if !lease.service.isAcceptingEvents {
+                        // Stopped while this request waited: by shutdown, or by a DELETE.
+                        throw registry.isAcceptingLoops ? APIError.sessionClosed(id) : APIError.shuttingDown
+                    }
+                    return EditedResponse(
+                        status: lease.created ? .created : .ok,
+                        response: SessionResponse(session: id, state: lease.loop.state))
+                }
+            }
         }
 
         router.get("sessions/:id") { _, context -> SessionResponse in
-            let id = try context.parameters.require("id")
-            return SessionResponse(session: id, state: try existing(id, in: sessions).loop.state)
+            let id = try sessionID(context)
+            guard let session = registry.existing(id) else { throw APIError.sessionNotFound(id) }
+            return SessionResponse(session: id, state: session.loop.state)
         }
 
         router.post("sessions/:id/events") { request, context -> SessionResponse in
-            let id = try context.parameters.require("id")
-            let session = try existing(id, in: sessions)
-            let clientEvent = try await request.decode(as: ClientEvent.self, context: context)
-            guard let event = clientEvent.event(mapPlaces: mapPlaces) else {
-                throw HTTPError(.badRequest, message: "no map place has that reference")
+            let id = try sessionID(context)
+            guard registry.existing(id) != nil else { throw APIError.sessionNotFound(id) }
+            let clientEvent = try await ClientEvent.decode(request, maximumBodySize: limits.maximumBodySize)
+            guard let event = clientEvent.event(mapPlaces: mapPlaces) else { throw APIError.unknownPlace }
+            let state = try await using(id) {
+                try await registry.withLoop(for: id, creatingIfAbsent: false) { lease in
+                    do {
+                        return try await lease.service.sendAndWait(event)
+                    } catch {
+                        // Refused by a draining session, or the session stopped (closed by a
+                        // DELETE) before reducing it: either way the event was not carried out.
+                        throw registry.isAcceptingLoops ? APIError.sessionNotFound(id) : APIError.shuttingDown
+                    }
+                }
             }
-            do {
-                return SessionResponse(session: id, state: try await session.sendAndWait(event))
-            } catch {
-                // The service is shutting down (the session refused the event or stopped).
-                throw HTTPError(.serviceUnavailable, message: "\(error)")
-            }
+            return SessionResponse(session: id, state: state)
         }
 
         router.delete("sessions/:id") { _, context -> SessionResponse in
-            let id = try context.parameters.require("id")
-            guard let finalState = await sessions.close(id) else {
-                throw HTTPError(.notFound, message: "no session '\(id)'")
-            }
+            let id = try sessionID(context)
+            guard let finalState = await registry.remove(id) else { throw APIError.sessionNotFound(id) }
             return SessionResponse(session: id, state: finalState)
         }
         return router
     }
 
-    private static func open(_ id: String, in sessions: PharmacySessions) throws -> (PharmacySessions.Session, Bool) {
-        do {
-            return try sessions.open(id)
-        } catch .invalidSessionID {
-            throw HTTPError(.badRequest, message: PharmacySessionsError.invalidSessionID.description)
-        } catch {
-            throw HTTPError(.serviceUnavailable, message: error.description)
+    private static func sessionID(_ context: BasicRequestContext) throws -> String {
+        guard let id = context.parameters.get("id"), PharmacySessions.isValid(id) else {
+            throw APIError.invalidSessionID
         }
+        return id
     }
 
-    private static func existing(_ id: String, in sessions: PharmacySessions) throws -> PharmacySessions.Session {
-        guard let session = sessions.session(id) else {
-            throw HTTPError(.notFound, message: "no session '\(id)'; open it with PUT /sessions/\(id)")
+    /// Runs `body`, answering the registry's refusals with their API errors.
+    private static func using<Result>(_ id: String, _ body: () async throws -> sending Result) async throws
+        -> sending Result
+    {
+        do {
+            return try await body()
+        } catch let error as LoopRegistryError {
+            switch error.code {
+            case .tooManyLoops: throw APIError.tooManySessions
+            case .shuttingDown: throw APIError.shuttingDown
+            default: throw APIError.sessionNotFound(id)
+            }
         }
-        return session
     }
 }

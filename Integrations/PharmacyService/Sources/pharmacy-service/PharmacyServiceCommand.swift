@@ -4,19 +4,24 @@ import FeedbackLoop
 import FeedbackLoopServices
 import Logging
 import PharmacyServer
+import ServiceLifecycle
 
 /// `pharmacy-service`: the pharmacies example as an HTTP server on 127.0.0.1.
 ///
-/// Malformed flags or a malformed `PHARMACY_SERVICE_PORT` print the usage and exit with 64.
+/// Malformed or out-of-range flags, or a malformed `PHARMACY_SERVICE_PORT`, print the usage and
+/// exit with 64.
 @main
 struct PharmacyServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pharmacy-service",
         abstract: "Serves the pharmacies example over HTTP on 127.0.0.1, one FeedbackLoop per session.",
         discussion: """
-            SIGTERM or SIGINT shut it down gracefully: the server finishes the requests it accepted, \
-            then every session stops taking events, lets its effects finish within the grace period \
-            and logs its final state.
+            SIGTERM or SIGINT shut it down gracefully: the server stops accepting connections and \
+            every session stops taking events at once; requests waiting on a session are answered \
+            (503 shutting_down if it was cut short) once it has drained, which takes the grace \
+            period at most. If cancelled effects or requests still hold it \(Self.shutdownMargin) \
+            seconds after that, the remaining work is cancelled, and \(Self.shutdownMargin) seconds \
+            later still the process ends with a crash report rather than hang.
             """)
 
     @Option(help: "The port on 127.0.0.1; 0 picks a free one. Default: $PHARMACY_SERVICE_PORT, else 8080.")
@@ -25,24 +30,58 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
     @Option(help: "The loop backend: callback or actor.")
     var backend: Backend = .callback
 
-    @Option(help: "Seconds a graceful shutdown waits for each session's effects.")
+    @Option(help: "Seconds a graceful shutdown (or an expiry) waits for a session's effects, 0 to 3600.")
     var gracePeriod: Double = 10
 
-    @Option(help: "Milliseconds the fake pharmacies back end takes per call.")
+    @Option(help: "Milliseconds the fake pharmacies back end takes per call, 0 to 3600000.")
     var latencyMs: Int = 100
 
-    @Option(help: "How many sessions may be open at once.")
+    @Option(help: "How many sessions may be open at once, 1 to 1000000.")
     var maximumSessions: Int = 10_000
 
+    @Option(help: "Seconds without a request after which a session expires, 1 to 604800; 0 never expires.")
+    var sessionIdleTimeout: Double = 1800
+
+    @Option(
+        help: """
+            How many connections may be open at once, 1 to the open-file limit less \(Self.reservedFiles). \
+            Default: 4096, or that limit if lower.
+            """)
+    var maximumConnections: Int?
+
+    @Option(help: "Seconds a connection may stay without a complete request part before it is closed, 0.1 to 3600.")
+    var idleTimeout: Double = 15
+
+    @Option(help: "Seconds a request's body may take to arrive after its head, 0.1 to 3600.")
+    var readTimeout: Double = 10
+
     static let portVariable = "PHARMACY_SERVICE_PORT"
+    /// Files kept for everything but client connections (listener, logs, the event loops).
+    static let reservedFiles = 64
+    /// Seconds past the grace period before a stuck shutdown is escalated.
+    static let shutdownMargin = 5
 
     func validate() throws {
         _ = try resolvedPort()
-        guard gracePeriod >= 0, gracePeriod.isFinite else {
-            throw ValidationError("--grace-period must be a number of seconds, 0 or more")
+        try Self.check(gracePeriod, in: 0...3600, "--grace-period")
+        try Self.check(latencyMs, in: 0...3_600_000, "--latency-ms")
+        try Self.check(maximumSessions, in: 1...1_000_000, "--maximum-sessions")
+        if sessionIdleTimeout != 0 { try Self.check(sessionIdleTimeout, in: 1...604_800, "--session-idle-timeout") }
+        try Self.check(idleTimeout, in: 0.1...3600, "--idle-timeout")
+        try Self.check(readTimeout, in: 0.1...3600, "--read-timeout")
+        if let maximumConnections {
+            let files = Self.raiseOpenFileLimit()
+            let limit = files - Self.reservedFiles
+            guard limit >= 1 else { throw ValidationError("the open-file limit (\(files)) is too low to serve") }
+            try Self.check(maximumConnections, in: 1...limit, "--maximum-connections")
         }
-        guard latencyMs >= 0 else { throw ValidationError("--latency-ms must be 0 or more") }
-        guard maximumSessions >= 1 else { throw ValidationError("--maximum-sessions must be at least 1") }
+    }
+
+    private static func check<Number: Comparable>(_ value: Number, in range: ClosedRange<Number>, _ flag: String) throws {
+        // NaN fails `contains`, so it is rejected with the rest.
+        guard range.contains(value) else {
+            throw ValidationError("\(flag) must be from \(range.lowerBound) to \(range.upperBound), not \(value)")
+        }
     }
 
     private func resolvedPort() throws -> Int {
@@ -61,16 +100,25 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
         return port
     }
 
+    /// Seconds (already range-checked) as a `Duration`, to the millisecond.
+    private static func duration(seconds: Double) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
     func run() async throws {
         let logger = Logger(label: "pharmacy-service")
         let latency = Duration.milliseconds(latencyMs)
+        let fileLimit = Self.raiseOpenFileLimit()
+        let connections = maximumConnections ?? min(4096, max(1, fileLimit - Self.reservedFiles))
+        let grace = Self.duration(seconds: gracePeriod)
         let server = PharmacyServer(
             configuration: .init(
                 port: try resolvedPort(),
                 sessions: .init(
                     backend: backend,
-                    gracePeriod: .milliseconds(Int64(gracePeriod * 1000)),
+                    gracePeriod: grace,
                     maximumSessions: maximumSessions,
+                    idleTimeout: sessionIdleTimeout == 0 ? nil : Self.duration(seconds: sessionIdleTimeout),
                     makeService: { _ in FakePharmaciesService(saved: FakePharmaciesService.sampleSaved, latency: latency) },
                     onSessionEnded: { id, report in
                         logger.info(
@@ -80,14 +128,38 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
                             ])
                     },
                     metrics: LoopMetrics(label: "pharmacies"),
+                    registryMetrics: LoopRegistryMetrics(label: "pharmacy_sessions"),
                     logger: logger),
+                limits: .init(
+                    maximumConnections: connections,
+                    idleTimeout: Self.duration(seconds: idleTimeout),
+                    readTimeout: Self.duration(seconds: readTimeout)),
                 logger: logger),
             onListening: { port in
                 // On stdout, so that scripts that passed --port 0 can read the port.
                 print("listening on http://\(PharmacyServer.host):\(port)")
                 fflush(nil)  // every stream; avoids touching the `stdout` global
             })
-        try await server.application.runService()
+        var group = ServiceGroupConfiguration(
+            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // The backstop for effects or requests that ignore cancellation: the shutdown itself is
+        // bounded by the grace period (see PharmacyServer).
+        group.maximumGracefulShutdownDuration = grace + .seconds(Self.shutdownMargin)
+        group.maximumCancellationDuration = .seconds(Self.shutdownMargin)
+        try await ServiceGroup(configuration: group).run()
+    }
+
+    /// Raises the soft limit on open files to the hard limit, as servers do, so that the
+    /// connection cap rather than the file table decides; returns the soft limit in force.
+    static func raiseOpenFileLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
     }
 }
 

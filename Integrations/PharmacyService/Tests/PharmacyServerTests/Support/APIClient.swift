@@ -16,6 +16,12 @@ struct APIClient: Sendable {
     struct Reply: Sendable {
         var status: HTTPResponseStatus
         var body: String
+        var headers: HTTPHeaders = [:]
+
+        /// The error code of an error answer, if the body has the server's error shape.
+        var errorCode: String? {
+            (try? JSONDecoder().decode(APIError.Body.self, from: Data(body.utf8)))?.error.code
+        }
 
         func decoded() throws -> SessionResponse {
             try JSONDecoder().decode(SessionResponse.self, from: Data(body.utf8))
@@ -35,7 +41,10 @@ struct APIClient: Sendable {
     /// Bounds a whole request, so that a hung server fails the test instead of stalling it.
     var timeout: TimeAmount = .seconds(30)
 
-    func send(_ method: HTTPMethod, _ path: String, json: String? = nil) async throws -> Reply {
+    func send(
+        _ method: HTTPMethod, _ path: String, json: String? = nil, contentType: String = "application/json",
+        headers extra: [(String, String)] = []
+    ) async throws -> Reply {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(connectTimeout)
             .connect(to: try SocketAddress(ipAddress: host, port: port)) { channel in
@@ -55,8 +64,9 @@ struct APIClient: Sendable {
             head.headers.add(name: "connection", value: "close")
             let body = json.map { ByteBuffer(string: $0) }
             if body != nil {
-                head.headers.add(name: "content-type", value: "application/json")
+                head.headers.add(name: "content-type", value: contentType)
             }
+            for (name, value) in extra { head.headers.add(name: name, value: value) }
             head.headers.add(name: "content-length", value: "\(body?.readableBytes ?? 0)")
             try await outbound.write(.head(head))
             if let body {
@@ -65,16 +75,18 @@ struct APIClient: Sendable {
             try await outbound.write(.end(nil))
 
             var status: HTTPResponseStatus?
+            var headers = HTTPHeaders()
             var received = ByteBuffer()
             for try await part in inbound {
                 switch part {
                 case .head(let responseHead):
                     status = responseHead.status
+                    headers = responseHead.headers
                 case .body(var chunk):
                     received.writeBuffer(&chunk)
                 case .end:
                     guard let status else { break }
-                    return Reply(status: status, body: String(buffer: received))
+                    return Reply(status: status, body: String(buffer: received), headers: headers)
                 }
             }
             throw IncompleteResponse(request: "\(method) \(path)")

@@ -14,6 +14,9 @@ final class ValueGate<Value: Sendable>: Sendable {
         for waiter in waiters { waiter.resume(returning: value) }
     }
 
+    /// Whether `open(with:)` was called.
+    var isOpen: Bool { state.withLock { $0.value != nil } }
+
     var value: Value {
         get async {
             await withCheckedContinuation { waiter in
