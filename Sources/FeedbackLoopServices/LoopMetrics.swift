@@ -192,3 +192,7 @@ extension LoopInstrumentation {
         LoopMetrics(label: label, dimensions: dimensions, factory: factory).instrumentation()
     }
 }
+
+/// A `LoopMetrics` in ``LoopConfiguration/instruments`` instruments every loop made with that
+/// configuration, and a ``LoopService`` running such a loop counts its refused events there too.
+extension LoopMetrics: LoopInstrument {}

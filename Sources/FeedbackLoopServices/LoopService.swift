@@ -65,25 +65,27 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     ///     may say ``LoopShutdownReport/Ending/gracePeriodExpired`` even for an idle loop; its
     ///     ``LoopShutdownReport/statistics`` tell what was cancelled.
     ///   - clock: The clock that measures the grace period — a test clock in tests.
-    ///   - logger: Logs the shutdown's start and end and the first refused event.
-    ///   - metrics: If given, refused events are counted in its `events_dropped_total` with
-    ///     reason `refusedDuringShutdown`. (The loop's own figures come from its
-    ///     instrumentation; see ``LoopMetrics``.)
+    ///   - logger: Logs the shutdown's start and end and the first refused event; by default
+    ///     the loop's own `LoopConfiguration/logger`, so logs are wired once, in the loop's
+    ///     configuration.
+    ///   - metrics: Counts refused events in its `events_dropped_total` with reason
+    ///     `refusedDuringShutdown`; by default the ``LoopMetrics`` among the loop's
+    ///     `LoopConfiguration/instruments`, which also count the loop's own figures.
     ///   - onShutdown: Called once, after the loop stopped and before ``run()`` returns, with
     ///     the final state and counters.
     public init<C: Clock>(
         loop: Loop<State, Event>,
         gracePeriod: Duration = .seconds(10),
         clock: C,
-        logger: Logger = Logger(label: "FeedbackLoopServices.LoopService"),
+        logger: Logger? = nil,
         metrics: LoopMetrics? = nil,
         onShutdown: @escaping @Sendable (LoopShutdownReport<State>) async -> Void = { _ in }
     ) where C.Duration == Duration {
         self.loop = loop
         self.gracePeriod = gracePeriod
         self.sleep = { try await clock.sleep(for: $0) }
-        self.logger = logger
-        self.metrics = metrics
+        self.logger = logger ?? loop.configuration.logger
+        self.metrics = metrics ?? loop.configuration.instruments.lazy.compactMap { $0 as? LoopMetrics }.first
         self.onShutdown = onShutdown
     }
 
@@ -93,7 +95,7 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     public convenience init(
         loop: Loop<State, Event>,
         gracePeriod: Duration = .seconds(10),
-        logger: Logger = Logger(label: "FeedbackLoopServices.LoopService"),
+        logger: Logger? = nil,
         metrics: LoopMetrics? = nil,
         onShutdown: @escaping @Sendable (LoopShutdownReport<State>) async -> Void = { _ in }
     ) {

@@ -302,13 +302,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
         }
         if ranToEnd, let error {
-            if let onEffectError = configuration.onEffectError {
-                onEffectError(error)
-            } else {
-                configuration.logger.error(
-                    "effect failed: \(error)",
-                    metadata: ["loop": "\(configuration.label)", "feedback": "\(handle.feedback)"])
-            }
+            configuration.reportEffectFailure(error, feedback: handle.feedback)
         }
         let wakeups = lock.withLock { $0.effectEnded(id: handle.id, outcome: outcome) }
         wakeups.resume()
