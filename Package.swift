@@ -89,6 +89,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Re-exported in part (see Exports.swift): `MetricsFactory`, `UnixSignal`.
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
