@@ -2,7 +2,7 @@ import FeedbackLoop
 import Logging
 import ServiceLifecycle
 
-/// Runs a ``Loop`` as a swift-service-lifecycle `Service`, so that a `ServiceGroup` starts it,
+/// Runs a `Loop` as a swift-service-lifecycle `Service`, so that a `ServiceGroup` starts it,
 /// and on graceful shutdown drains it: no new events, a grace period for the work in flight, then
 /// a stop, and the final state handed to a callback.
 ///
@@ -41,8 +41,8 @@ import ServiceLifecycle
 /// short, uncontended lock sections to the loop's own cost; nothing else sits on the per-event
 /// path (no `AsyncStream`, no per-event graceful-shutdown handler).
 public final class LoopService<State: Sendable, Event: Sendable>: Service, Sendable {
-    /// The loop this service runs. Read its ``Loop/state``, ``Loop/statistics`` or
-    /// ``Loop/states`` freely; send events through the service.
+    /// The loop this service runs. Read its `Loop.state`, `Loop.statistics` or
+    /// `Loop.states` freely; send events through the service.
     public let loop: Loop<State, Event>
 
     /// How long, at most, a graceful shutdown waits for the loop to become idle before it
@@ -126,7 +126,7 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
 
     /// Sends an event into the loop, unless shutdown has begun.
     ///
-    /// Behaves like ``Loop/send(_:)`` (which see for ordering and threading) while the service
+    /// Behaves like `Loop.send(_:)` (which see for ordering and threading) while the service
     /// accepts events.
     ///
     /// - Returns: `true` if the event went to the loop; `false` if it was refused (and counted in
@@ -145,13 +145,13 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     /// Sends an event and returns the state right after the reducer ran on it, unless shutdown
     /// has begun.
     ///
-    /// Behaves like ``Loop/sendAndWait(_:)`` while the service accepts events. An event accepted
+    /// Behaves like `Loop.sendAndWait(_:)` while the service accepts events. An event accepted
     /// before shutdown began is reduced before the loop stops (a graceful shutdown waits for it,
     /// within the grace period).
     ///
     /// - Throws: ``LoopServiceError/notAcceptingEvents`` if shutdown had begun (the event is
     ///   counted in ``eventsRefused`` and never reaches the loop); otherwise what
-    ///   ``Loop/sendAndWait(_:)`` throws.
+    ///   `Loop.sendAndWait(_:)` throws.
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
         if case .refused(let isFirst) = gate.enter() {
@@ -172,7 +172,7 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     /// Runs the loop until graceful shutdown, cancellation, or the loop stopping by other means;
     /// then drains it as described in ``LoopService`` and calls `onShutdown`.
     ///
-    /// If the loop stops by other means (someone calls ``Loop/stop()``), `run()` returns, which a
+    /// If the loop stops by other means (someone calls `Loop.stop()`), `run()` returns, which a
     /// `ServiceGroup` by default takes as the signal to end the whole group (see its
     /// `successTerminationBehavior`).
     ///

@@ -22,10 +22,8 @@ extension Feedback {
 extension LoopInstrumentation {
     /// This instrumentation with each effect's ``EffectLifecycleEvent/feedbackLabel`` filled in
     /// from `feedbacks`; itself, untouched, when no feedback has a label.
-    ///
-    /// ``Loop`` applies it to the instrumentation it is given; call it only when driving hooks
-    /// yourself.
-    public func labelingEffects(of feedbacks: [Feedback<State, Event>]) -> LoopInstrumentation {
+    /// ``Loop`` applies it, once, to the instrumentation it is given.
+    func labelingEffects(of feedbacks: [Feedback<State, Event>]) -> LoopInstrumentation {
         let labels = feedbacks.map(\.label)
         guard let onEffect, labels.contains(where: { $0 != nil }) else { return self }
         var labelled = self
