@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-@testable import FeedbackLoopTesting
+import FeedbackLoopTesting
 
 /// A test loop's failures fail an `XCTestCase` too, not only a Swift Testing test.
 ///
