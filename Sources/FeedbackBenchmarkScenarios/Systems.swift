@@ -1,7 +1,7 @@
 import FeedbackLoop
 
 /// The loop definitions every scenario, workload and package-benchmark benchmark runs: written
-/// once against the public API, exactly as a user would, and run on whichever ``Backend`` is
+/// once against the public API, exactly as a user would, and run on whichever `Backend` is
 /// asked for.
 public enum Systems {
     // MARK: Counter (throughput, latency, loops, W1)

@@ -4,7 +4,7 @@ import FeedbackLoop
 /// feedbacks that run its effects, given the dependencies in its `Environment`.
 ///
 /// Keeping the definition apart from any running loop is what lets the same feature run on either
-/// ``Backend`` and lets tests call ``reduce(_:_:)`` directly without a loop at all.
+/// `Backend` and lets tests call ``reduce(_:_:)`` directly without a loop at all.
 public protocol ExampleFeature: SendableMetatype {
     /// Everything the feature remembers. `Equatable` so tests can compare whole states.
     associatedtype State: Equatable & Sendable

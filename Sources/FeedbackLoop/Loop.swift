@@ -82,8 +82,8 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
             reduce: reduce,
             feedbacks: feedbacks,
             backend: backend,
-            configuration: configuration,
-            instrumentation: instrumentation)
+            configuration: configuration.labelling(feedbacks),
+            instrumentation: configuration.instrumentation(adding: instrumentation, feedbacks: feedbacks))
         core.start()
     }
 

@@ -124,8 +124,8 @@ public struct StateDiagram: Sendable, Hashable {
 
     // MARK: Rendering
 
-    /// The diagram as Mermaid `stateDiagram-v2` text, for Markdown (GitHub renders a
-    /// ```` ```mermaid ```` block).
+    /// The diagram as Mermaid `stateDiagram-v2` text, for Markdown: GitHub draws it inside a
+    /// code block whose language is `mermaid`.
     ///
     /// Names that are not plain identifiers get an identifier and keep the name as their label.
     public var mermaid: String {

@@ -2,7 +2,7 @@ import FeedbackLoop
 import Metrics
 import Synchronization
 
-/// swift-metrics for one kind of ``Loop``: events reduced and dropped, effects started, finished,
+/// swift-metrics for one kind of `Loop`: events reduced and dropped, effects started, finished,
 /// cancelled, failed and in flight, and — when you ask for it — how long the reducer takes.
 ///
 /// Create one per kind of loop (its metric objects are made once, here), hand its
@@ -28,7 +28,7 @@ import Synchronization
 /// | label | kind | meaning |
 /// |---|---|---|
 /// | `<label>_events_reduced_total` | counter | events the reducer ran on |
-/// | `<label>_events_dropped_total` | counter, dimension `reason` | events not reduced: a ``DropReason`` raw value (`afterStop`, `overCapacity`, `fromCancelledEffect`, `discardedAtStop`), or `refusedDuringShutdown` for events a ``LoopService`` refused |
+/// | `<label>_events_dropped_total` | counter, dimension `reason` | events not reduced: a `DropReason` raw value (`afterStop`, `overCapacity`, `fromCancelledEffect`, `discardedAtStop`), or `refusedDuringShutdown` for events a ``LoopService`` refused |
 /// | `<label>_effects_started_total` | counter | effects started (every kind but `.none`) |
 /// | `<label>_effects_finished_total` | counter | effects that completed by themselves |
 /// | `<label>_effects_cancelled_total` | counter | effects the loop cancelled |
@@ -90,7 +90,7 @@ public final class LoopMetrics: Sendable {
     }
 
     /// Hooks that feed these metrics; pass them as the loop's `instrumentation` (or combine them
-    /// with others with ``LoopInstrumentation/combining(_:)``).
+    /// with others with `LoopInstrumentation.combining(_:)`).
     ///
     /// The hooks only increment counters: they run on the loop's drain thread or an effect's task
     /// and never block.
@@ -192,3 +192,7 @@ extension LoopInstrumentation {
         LoopMetrics(label: label, dimensions: dimensions, factory: factory).instrumentation()
     }
 }
+
+/// A `LoopMetrics` in `LoopConfiguration.instruments` instruments every loop made with that
+/// configuration, and a ``LoopService`` running such a loop counts its refused events there too.
+extension LoopMetrics: LoopInstrument {}

@@ -2,7 +2,7 @@ import FeedbackLoop
 import Logging
 import ServiceLifecycle
 
-/// Runs a ``Loop`` as a swift-service-lifecycle `Service`, so that a `ServiceGroup` starts it,
+/// Runs a `Loop` as a swift-service-lifecycle `Service`, so that a `ServiceGroup` starts it,
 /// and on graceful shutdown drains it: no new events, a grace period for the work in flight, then
 /// a stop, and the final state handed to a callback.
 ///
@@ -41,8 +41,8 @@ import ServiceLifecycle
 /// short, uncontended lock sections to the loop's own cost; nothing else sits on the per-event
 /// path (no `AsyncStream`, no per-event graceful-shutdown handler).
 public final class LoopService<State: Sendable, Event: Sendable>: Service, Sendable {
-    /// The loop this service runs. Read its ``Loop/state``, ``Loop/statistics`` or
-    /// ``Loop/states`` freely; send events through the service.
+    /// The loop this service runs. Read its `Loop.state`, `Loop.statistics` or
+    /// `Loop.states` freely; send events through the service.
     public let loop: Loop<State, Event>
 
     /// How long, at most, a graceful shutdown waits for the loop to become idle before it
@@ -65,25 +65,27 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     ///     may say ``LoopShutdownReport/Ending/gracePeriodExpired`` even for an idle loop; its
     ///     ``LoopShutdownReport/statistics`` tell what was cancelled.
     ///   - clock: The clock that measures the grace period — a test clock in tests.
-    ///   - logger: Logs the shutdown's start and end and the first refused event.
-    ///   - metrics: If given, refused events are counted in its `events_dropped_total` with
-    ///     reason `refusedDuringShutdown`. (The loop's own figures come from its
-    ///     instrumentation; see ``LoopMetrics``.)
+    ///   - logger: Logs the shutdown's start and end and the first refused event; by default
+    ///     the loop's own `LoopConfiguration/logger`, so logs are wired once, in the loop's
+    ///     configuration.
+    ///   - metrics: Counts refused events in its `events_dropped_total` with reason
+    ///     `refusedDuringShutdown`; by default the ``LoopMetrics`` among the loop's
+    ///     `LoopConfiguration/instruments`, which also count the loop's own figures.
     ///   - onShutdown: Called once, after the loop stopped and before ``run()`` returns, with
     ///     the final state and counters.
     public init<C: Clock>(
         loop: Loop<State, Event>,
         gracePeriod: Duration = .seconds(10),
         clock: C,
-        logger: Logger = Logger(label: "FeedbackLoopServices.LoopService"),
+        logger: Logger? = nil,
         metrics: LoopMetrics? = nil,
         onShutdown: @escaping @Sendable (LoopShutdownReport<State>) async -> Void = { _ in }
     ) where C.Duration == Duration {
         self.loop = loop
         self.gracePeriod = gracePeriod
         self.sleep = { try await clock.sleep(for: $0) }
-        self.logger = logger
-        self.metrics = metrics
+        self.logger = logger ?? loop.configuration.logger
+        self.metrics = metrics ?? loop.configuration.instruments.lazy.compactMap { $0 as? LoopMetrics }.first
         self.onShutdown = onShutdown
     }
 
@@ -93,7 +95,7 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     public convenience init(
         loop: Loop<State, Event>,
         gracePeriod: Duration = .seconds(10),
-        logger: Logger = Logger(label: "FeedbackLoopServices.LoopService"),
+        logger: Logger? = nil,
         metrics: LoopMetrics? = nil,
         onShutdown: @escaping @Sendable (LoopShutdownReport<State>) async -> Void = { _ in }
     ) {
@@ -124,7 +126,7 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
 
     /// Sends an event into the loop, unless shutdown has begun.
     ///
-    /// Behaves like ``Loop/send(_:)`` (which see for ordering and threading) while the service
+    /// Behaves like `Loop.send(_:)` (which see for ordering and threading) while the service
     /// accepts events.
     ///
     /// - Returns: `true` if the event went to the loop; `false` if it was refused (and counted in
@@ -143,13 +145,13 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     /// Sends an event and returns the state right after the reducer ran on it, unless shutdown
     /// has begun.
     ///
-    /// Behaves like ``Loop/sendAndWait(_:)`` while the service accepts events. An event accepted
+    /// Behaves like `Loop.sendAndWait(_:)` while the service accepts events. An event accepted
     /// before shutdown began is reduced before the loop stops (a graceful shutdown waits for it,
     /// within the grace period).
     ///
     /// - Throws: ``LoopServiceError/notAcceptingEvents`` if shutdown had begun (the event is
     ///   counted in ``eventsRefused`` and never reaches the loop); otherwise what
-    ///   ``Loop/sendAndWait(_:)`` throws.
+    ///   `Loop.sendAndWait(_:)` throws.
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
         if case .refused(let isFirst) = gate.enter() {
@@ -177,7 +179,7 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     /// Runs the loop until graceful shutdown, cancellation, or the loop stopping by other means;
     /// then drains it as described in ``LoopService`` and calls `onShutdown`.
     ///
-    /// If the loop stops by other means (someone calls ``Loop/stop()``), `run()` returns, which a
+    /// If the loop stops by other means (someone calls `Loop.stop()`), `run()` returns, which a
     /// `ServiceGroup` by default takes as the signal to end the whole group (see its
     /// `successTerminationBehavior`).
     ///

@@ -17,7 +17,7 @@ public struct LoopShutdownReport<State: Sendable>: Sendable {
         /// The task running the service was cancelled (for example by a `ServiceGroup` whose
         /// graceful shutdown took too long): the loop stopped at once, without a grace period.
         public static var cancelled: Ending { Ending("cancelled") }
-        /// The loop stopped by other means (someone called ``Loop/stop()``) while the service was
+        /// The loop stopped by other means (someone called `Loop.stop()`) while the service was
         /// running.
         public static var loopStopped: Ending { Ending("loopStopped") }
 

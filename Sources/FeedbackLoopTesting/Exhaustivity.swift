@@ -27,7 +27,7 @@ public struct Exhaustivity: OptionSet, Sendable, Hashable, CustomStringConvertib
     /// and unasserted events are ignored.
     public static let receivedEvents = Exhaustivity(rawValue: 1 << 1)
 
-    /// No effect may still be running when ``TestLoop/finish(timeout:sourceLocation:)`` is
+    /// No effect may still be running when ``TestLoop/finish(timeout:fileID:filePath:line:column:)`` is
     /// called (it waits, up to its timeout, for running effects to end), and no effect may
     /// throw. Without this check `finish` cancels whatever still runs, without waiting.
     public static let effects = Exhaustivity(rawValue: 1 << 2)

@@ -1,5 +1,5 @@
 import Clocks
-import Testing
+import IssueReporting
 
 extension TestLoop {
     /// Advances `clock` by `duration` once something is asleep on it — the safe way to drive a
@@ -15,10 +15,21 @@ extension TestLoop {
     /// With several effects asleep on the same clock it only knows that one of them is; use it
     /// when one timer runs, and plain `advance(by:)` to move time when no effect should be
     /// waiting (to show that nothing happens).
+    ///
+    /// - Parameters:
+    ///   - clock: The clock the feedbacks under test sleep on.
+    ///   - duration: How far to move it.
+    ///   - fileID: Where a failure is reported; leave the default.
+    ///   - filePath: Where a failure is reported; leave the default.
+    ///   - line: Where a failure is reported; leave the default.
+    ///   - column: Where a failure is reported; leave the default.
     nonisolated(nonsending) public func advance(
         _ clock: TestClock<Swift.Duration>,
         by duration: Swift.Duration,
-        sourceLocation: SourceLocation = #_sourceLocation
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
     ) async {
         let wait = timeout
         let deadline = ContinuousClock.now.advanced(by: wait)
@@ -30,9 +41,9 @@ extension TestLoop {
                 break
             }
             if ContinuousClock.now >= deadline {
-                Issue.record(
-                    "Nothing went to sleep on the clock within \(wait); advancing it anyway.",
-                    sourceLocation: sourceLocation)
+                CallSite(fileID: fileID, filePath: filePath, line: line, column: column).fail(
+                    "Nothing asleep on the clock: waited \(wait) before advancing it by \(duration)",
+                    "Nothing went to sleep on the clock within \(wait); advancing it anyway.")
                 break
             }
         }

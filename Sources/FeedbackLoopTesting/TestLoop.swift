@@ -1,7 +1,7 @@
 import CustomDump
 import FeedbackLoop
 import FeedbackLoopRecording
-import Testing
+import IssueReporting
 
 /// A `Loop` under test: every event the test sends and every event an effect
 /// sends must be asserted, with the exact change it makes to the state; the test fails on an
@@ -32,26 +32,34 @@ import Testing
 /// ## How it checks
 /// The loop runs for real, on the backend you choose, with your reducer and feedbacks; the test
 /// loop watches it through `LoopInstrumentation` and keeps every transition in
-/// order. ``send(_:assert:sourceLocation:)`` sends an event and checks its transition;
-/// ``receive(_:timeout:assert:sourceLocation:)`` takes the next transition caused by an effect
-/// and checks it; ``finish(timeout:sourceLocation:)`` checks that nothing is left over and stops
-/// the loop. Each check can be relaxed with ``exhaustivity``.
+/// order. ``send(_:assert:fileID:filePath:line:column:)`` sends an event and checks its
+/// transition; ``receive(_:timeout:assert:fileID:filePath:line:column:)`` takes the next
+/// transition caused by an effect and checks it; ``finish(timeout:fileID:filePath:line:column:)``
+/// checks that nothing is left over and stops the loop. Each check can be relaxed with
+/// ``exhaustivity``.
 ///
-/// Failures are recorded with Swift Testing's `Issue.record` at the line of the call that found
-/// them, with a diff of the expected and the actual state; `withKnownIssue` catches them.
+/// ## Failures
+/// Failures are reported through pointfreeco's IssueReporting, so they fail the test under
+/// Swift Testing (an `Issue`, which `withKnownIssue` catches) and under XCTest (an `XCTFail`)
+/// alike, at the line of the call that found them. The first line of each message names what
+/// failed — *State mismatch*, *Unasserted state change*, *Unexpected event*, *Event not
+/// received*, *Unreceived events*, *Effect still running*, *Effect failed* — and the rest says
+/// what the test loop saw, with a diff of the expected and the actual state where one applies.
+/// Effects are named by their feedback's `label` (see `Feedback.labeled(_:)`).
 ///
 /// ## Time and effects
 /// Nothing here waits with a sleep. Control time by giving your feedbacks a swift-clocks
-/// `TestClock` and advancing it with ``advance(_:by:sourceLocation:)``, which waits until the
-/// timer is asleep on the clock; control services with fakes. ``receive(_:timeout:assert:sourceLocation:)``
-/// waits for an effect's event up to ``timeout`` (wall time, only spent when the event is late)
-/// and fails loudly if it never comes.
+/// `TestClock` and advancing it with ``advance(_:by:fileID:filePath:line:column:)``, which waits
+/// until the timer is asleep on the clock; control services with fakes. `receive` waits for an
+/// effect's event up to ``timeout`` (wall time, only spent when the event is late) and fails
+/// loudly, saying how long it waited and for what, if it never comes.
 ///
 /// ## Order
 /// A test should leave nothing to chance: before sending an event, receive every event that
 /// effects have already sent. An effect event reduced before an event the test sent is reported
 /// as unasserted (with ``Exhaustivity/receivedEvents``), because the test did not control when
-/// it came.
+/// it came. Events from effects that run side by side arrive in an order nobody controls:
+/// receive them with ``receive(inAnyOrder:timeout:assert:fileID:filePath:line:column:)``.
 ///
 /// Use a test loop from one task at a time; its methods are `async` and must be awaited in
 /// order.
@@ -65,6 +73,11 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         var timeout: Duration
         var isFinished = false
     }
+
+    /// How long `receive` and `finish` wait by default: long enough for an effect that a test
+    /// has already set free (a clock advanced, a fake answered) to send its event on a loaded CI
+    /// machine, short enough that a forgotten `advance` fails in seconds rather than minutes.
+    public static var defaultTimeout: Duration { .seconds(2) }
 
     /// The loop under test. Read its `Loop.statistics` or observe it if a test
     /// needs to; send events through the test loop, not through it, so they are asserted.
@@ -85,9 +98,9 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     ///   - instrumentation: Hooks of your own (a logger, a `TransitionLog`),
     ///     called alongside the test loop's.
     ///   - exhaustivity: Which checks to make; all by default.
-    ///   - timeout: How long (wall time) ``receive(_:timeout:assert:sourceLocation:)`` and
-    ///     ``finish(timeout:sourceLocation:)`` wait before failing. Only spent when the test is
-    ///     about to fail, so keep it generous for loaded CI machines.
+    ///   - timeout: How long (wall time) `receive` and `finish` wait before failing;
+    ///     ``defaultTimeout`` (2 seconds) unless given. Only spent when the test is about to
+    ///     fail.
     public init(
         initial: State,
         reduce: @escaping @Sendable (inout State, Event) -> Void,
@@ -96,7 +109,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         configuration: LoopConfiguration = LoopConfiguration(label: "TestLoop"),
         instrumentation: LoopInstrumentation<State, Event>? = nil,
         exhaustivity: Exhaustivity = .on,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = TestLoop.defaultTimeout
     ) {
         let journal = Journal<State, Event>()
         self.journal = journal
@@ -123,8 +136,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         set { progress.withLock { $0.exhaustivity = newValue } }
     }
 
-    /// The default wait of ``receive(_:timeout:assert:sourceLocation:)`` and
-    /// ``finish(timeout:sourceLocation:)``.
+    /// The default wait of `receive` and `finish`, as given to the initializer.
     public var timeout: Duration {
         get { progress.withLock { $0.timeout } }
         set { progress.withLock { $0.timeout = newValue } }
@@ -147,24 +159,36 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     ///
     /// Fails if the loop has effect events the test has not received yet (they are skipped),
     /// if an effect threw, or if the loop has stopped.
+    ///
+    /// - Parameters:
+    ///   - event: The event to send.
+    ///   - expectation: Changes the state before the event into the state expected after it.
+    ///   - fileID: Where a failure is reported; leave the default.
+    ///   - filePath: Where a failure is reported; leave the default.
+    ///   - line: Where a failure is reported; leave the default.
+    ///   - column: Where a failure is reported; leave the default.
     nonisolated(nonsending) public func send(
         _ event: Event,
         assert expectation: ((inout State) throws -> Void)? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
     ) async {
+        let at = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
         let (exhaustivity, finished) = progress.withLock { ($0.exhaustivity, $0.isFinished) }
         guard !finished else {
-            Issue.record("Sent \(describe(event)) after the test loop finished.", sourceLocation: sourceLocation)
+            at.fail("Test loop finished", "Sent \(describe(event)) after the test loop finished.")
             return
         }
-        reportEffectFailures(exhaustivity, sourceLocation)
-        skipPending(before: "sending \(describe(event))", exhaustivity, sourceLocation)
+        reportEffectFailures(exhaustivity, at)
+        skipPending(before: "sending \(describe(event))", exhaustivity, at)
 
         let after: State
         do {
             after = try await loop.sendAndWait(event)
         } catch {
-            Issue.record("Could not send \(describe(event)): \(error).", sourceLocation: sourceLocation)
+            at.fail("Could not send \(describe(event))", "Could not send \(describe(event)): \(error).")
             return
         }
         // The hook saw the transition before the reply was resumed, so it is in the journal: the
@@ -179,61 +203,190 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             return (index, Array(contents.transitions[start..<index]))
         }
         guard let (index, earlier) = found else {
-            Issue.record(
-                "Sent \(describe(event)), but the loop reported no transition for it.",
-                sourceLocation: sourceLocation)
+            at.fail(
+                "No transition for \(describe(event))",
+                "Sent \(describe(event)), but the loop reported no transition for it.")
             return
         }
         if !earlier.isEmpty, exhaustivity.contains(.receivedEvents) {
-            Issue.record(
+            at.fail(
+                "Unreceived events: \(earlier.count) reduced before \(describe(event))",
                 """
                 Effects sent \(earlier.count) event(s) that were reduced before \(describe(event)) and \
                 not received: \(earlier.map { describe($0.event) }.joined(separator: ", ")).
 
                 Receive them before sending, and make sure the test controls when effects send \
                 (a TestClock, a fake service).
-                """,
-                sourceLocation: sourceLocation)
+                """)
         }
         let transition = journal.read { $0.transitions[index] }
         progress.withLock {
             $0.cursor = index + 1
             $0.state = transition.after
         }
-        check(transition, against: expectation, action: "sending \(describe(event))", exhaustivity, sourceLocation)
+        check(
+            from: transition.before, to: transition.after, against: expectation,
+            action: "sending \(describe(event))", exhaustivity, at)
     }
 
     // MARK: Receiving
 
     /// Takes the next event an effect sent, waiting up to `timeout` for it, checks that it is
-    /// `event`, and checks the change it made like ``send(_:assert:sourceLocation:)`` does.
+    /// `event`, and checks the change it made like ``send(_:assert:fileID:filePath:line:column:)``
+    /// does.
     ///
     /// Without ``Exhaustivity/receivedEvents``, events before the first `event` are skipped.
     ///
-    /// - Parameter timeout: How long to wait (wall time); ``timeout`` by default.
+    /// - Parameters:
+    ///   - event: The event expected next.
+    ///   - timeout: How long to wait (wall time); ``timeout`` by default.
+    ///   - expectation: Changes the state before the event into the state expected after it.
+    ///   - fileID: Where a failure is reported; leave the default.
+    ///   - filePath: Where a failure is reported; leave the default.
+    ///   - line: Where a failure is reported; leave the default.
+    ///   - column: Where a failure is reported; leave the default.
     nonisolated(nonsending) public func receive(
         _ event: Event,
         timeout: Duration? = nil,
         assert expectation: ((inout State) throws -> Void)? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
     ) async {
         await receive(
             describedAs: describe(event), matching: { $0 == event }, timeout: timeout,
-            assert: expectation, sourceLocation: sourceLocation)
+            assert: expectation, at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// Takes the next event an effect sent, waiting up to `timeout` for it, checks that
     /// `isExpected` accepts it, and checks the change it made. For events whose payload a test
     /// cannot spell out exactly (an error, a generated identifier).
+    ///
+    /// - Parameters:
+    ///   - isExpected: Accepts the event expected next.
+    ///   - timeout: How long to wait (wall time); ``timeout`` by default.
+    ///   - expectation: Changes the state before the event into the state expected after it.
+    ///   - fileID: Where a failure is reported; leave the default.
+    ///   - filePath: Where a failure is reported; leave the default.
+    ///   - line: Where a failure is reported; leave the default.
+    ///   - column: Where a failure is reported; leave the default.
     nonisolated(nonsending) public func receive(
         where isExpected: (Event) -> Bool,
         timeout: Duration? = nil,
         assert expectation: ((inout State) throws -> Void)? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
     ) async {
         await receive(
             describedAs: "an event matching the predicate", matching: isExpected, timeout: timeout,
-            assert: expectation, sourceLocation: sourceLocation)
+            assert: expectation, at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+
+    /// Takes the next `events.count` events effects sent, in whatever order they arrived,
+    /// checks that they are `events` (as a multiset: each listed event once per listing), and
+    /// checks the change they made together.
+    ///
+    /// For effects that run side by side — two downloads, a request and a timer — whose events
+    /// race: the test cannot know which arrives first, only which arrive. `expectation` turns
+    /// the state before the first of them into the state after the last of them; so it asserts
+    /// their combined change, which is the same whatever the order when the reducer's changes
+    /// for them commute.
+    ///
+    /// ```swift
+    /// await loop.send(.download([1, 2])) { $0.downloading = [1, 2] }
+    /// await loop.receive(inAnyOrder: [.downloaded(1), .downloaded(2)]) {
+    ///     $0.downloading = []
+    ///     $0.done = [1, 2]
+    /// }
+    /// ```
+    ///
+    /// With ``Exhaustivity/receivedEvents`` the next events must be exactly these; without, other
+    /// events among them are skipped.
+    ///
+    /// - Parameters:
+    ///   - events: The events expected next, in any order.
+    ///   - timeout: How long to wait for all of them (wall time); ``timeout`` by default.
+    ///   - expectation: Changes the state before the first of them into the state expected
+    ///     after the last of them.
+    ///   - fileID: Where a failure is reported; leave the default.
+    ///   - filePath: Where a failure is reported; leave the default.
+    ///   - line: Where a failure is reported; leave the default.
+    ///   - column: Where a failure is reported; leave the default.
+    nonisolated(nonsending) public func receive(
+        inAnyOrder events: [Event],
+        timeout: Duration? = nil,
+        assert expectation: ((inout State) throws -> Void)? = nil,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) async {
+        let at = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        let expected = events.map(describe).joined(separator: ", ")
+        guard !events.isEmpty else {
+            at.fail("Nothing to receive", "`receive(inAnyOrder:)` was given no events.")
+            return
+        }
+        let (exhaustivity, defaultTimeout, finished, cursor) = progress.withLock {
+            ($0.exhaustivity, $0.timeout, $0.isFinished, $0.cursor)
+        }
+        guard !finished else {
+            at.fail("Test loop finished", "Expected to receive \(expected) after the test loop finished.")
+            return
+        }
+        let wait = timeout ?? defaultTimeout
+        let deadline = ContinuousClock.now.advanced(by: wait)
+        let strict = exhaustivity.contains(.receivedEvents)
+
+        let outcome = await journal.wait(until: deadline) { contents -> UnorderedMatch? in
+            var missing = events
+            var matched: [Int] = []
+            for index in contents.transitions.indices where index >= cursor {
+                if let position = missing.firstIndex(of: contents.transitions[index].event) {
+                    missing.remove(at: position)
+                    matched.append(index)
+                    if missing.isEmpty { return .matched(matched) }
+                } else if strict {
+                    return .unexpected(index)
+                }
+            }
+            return nil
+        }
+        reportEffectFailures(exhaustivity, at)
+        switch outcome {
+        case nil:
+            let arrived = journal.read { Array($0.transitions[cursor...]) }
+            at.fail(
+                "Event not received: waited \(wait) for \(events.count) event(s) in any order",
+                """
+                Expected to receive \(expected) in any order, but \
+                \(arrived.isEmpty ? "no event arrived" : "only \(arrived.map { describe($0.event) }.joined(separator: ", ")) arrived") \
+                within \(wait). \(runningEffects())
+
+                If an effect waits on a TestClock, advance the clock first.
+                """)
+        case .unexpected(let index):
+            let transition = journal.read { $0.transitions[index] }
+            progress.withLock {
+                $0.cursor = index + 1
+                $0.state = transition.after
+            }
+            at.fail(
+                "Unexpected event: \(describe(transition.event))",
+                "Expected to receive \(expected) in any order, received \(describe(transition.event)).")
+        case .matched(let indices):
+            let (first, last) = journal.read { ($0.transitions[indices[0]], $0.transitions[indices[indices.count - 1]]) }
+            progress.withLock {
+                $0.cursor = indices[indices.count - 1] + 1
+                $0.state = last.after
+            }
+            check(
+                from: first.before, to: last.after, against: expectation,
+                action: "receiving \(expected)", exhaustivity, at)
+        }
     }
 
     nonisolated(nonsending) private func receive(
@@ -241,13 +394,13 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         matching isExpected: (Event) -> Bool,
         timeout: Duration?,
         assert expectation: ((inout State) throws -> Void)?,
-        sourceLocation: SourceLocation
+        at: CallSite
     ) async {
         let (exhaustivity, defaultTimeout, finished, cursor) = progress.withLock {
             ($0.exhaustivity, $0.timeout, $0.isFinished, $0.cursor)
         }
         guard !finished else {
-            Issue.record("Expected to receive \(expected) after the test loop finished.", sourceLocation: sourceLocation)
+            at.fail("Test loop finished", "Expected to receive \(expected) after the test loop finished.")
             return
         }
         let wait = timeout ?? defaultTimeout
@@ -257,17 +410,16 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             let pending = contents.transitions[cursor...]
             return strict ? pending.indices.first : pending.firstIndex { isExpected($0.event) }
         }
-        reportEffectFailures(exhaustivity, sourceLocation)
+        reportEffectFailures(exhaustivity, at)
         guard let index else {
-            let running = journal.read { $0.running.values.sorted { $0.effect < $1.effect } }
-            Issue.record(
+            at.fail(
+                "Event not received: waited \(wait) for \(expected)",
                 """
                 Expected to receive \(expected), but no \(strict ? "" : "such ")event arrived within \(wait). \
-                \(running.isEmpty ? "No effect is running." : "Running: \(running.map(\.description).joined(separator: "; ")).")
+                \(runningEffects())
 
                 If an effect waits on a TestClock, advance the clock first.
-                """,
-                sourceLocation: sourceLocation)
+                """)
             return
         }
         let transition = journal.read { $0.transitions[index] }
@@ -276,12 +428,14 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             $0.state = transition.after
         }
         guard isExpected(transition.event) else {
-            Issue.record(
-                "Expected to receive \(expected), received \(describe(transition.event)).",
-                sourceLocation: sourceLocation)
+            at.fail(
+                "Unexpected event: \(describe(transition.event))",
+                "Expected to receive \(expected), received \(describe(transition.event)).")
             return
         }
-        check(transition, against: expectation, action: "receiving \(describe(transition.event))", exhaustivity, sourceLocation)
+        check(
+            from: transition.before, to: transition.after, against: expectation,
+            action: "receiving \(describe(transition.event))", exhaustivity, at)
     }
 
     /// Marks every event effects have sent so far as received without asserting it, for a test
@@ -305,10 +459,22 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
     ///
     /// Without ``Exhaustivity/effects`` it does not wait for effects: it stops the loop right
     /// away, and events effects had sent but the loop had not reduced yet are discarded.
+    ///
+    /// - Parameters:
+    ///   - timeout: How long to wait for the loop to become idle (wall time); ``timeout`` by
+    ///     default.
+    ///   - fileID: Where a failure is reported; leave the default.
+    ///   - filePath: Where a failure is reported; leave the default.
+    ///   - line: Where a failure is reported; leave the default.
+    ///   - column: Where a failure is reported; leave the default.
     nonisolated(nonsending) public func finish(
         timeout: Duration? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
     ) async {
+        let at = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
         let (exhaustivity, defaultTimeout, wasFinished) = progress.withLock { progress in
             defer { progress.isFinished = true }
             return (progress.exhaustivity, progress.timeout, progress.isFinished)
@@ -322,97 +488,115 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             // the journal by then.
             if await !bounded(until: deadline, { [loop] in await loop.waitUntilIdle() }) {
                 let running = journal.read { $0.running.values.sorted { $0.effect < $1.effect } }
+                let headline = running.isEmpty
+                    ? "Loop not idle at the end of the test"
+                    : "Effect still running at the end of the test: \(running.map(describe(effect:)).joined(separator: ", "))"
                 let detail = running.isEmpty
                     ? "no effect is running, but a cancelled effect has not returned or events are still queued"
-                    : "\(running.count) effect(s) still running: \(running.map(\.description).joined(separator: "; "))"
-                Issue.record(
+                    : "\(running.count) effect(s) still running: \(running.map(describe(effect:)).joined(separator: "; "))"
+                at.fail(
+                    headline,
                     """
                     The loop did not become idle by the end of the test (waited \(wait)): \(detail).
 
                     End effects through the events that cancel them, advance the TestClock they wait on, \
                     or relax the check with `exhaustivity.remove(.effects)`.
-                    """,
-                    sourceLocation: sourceLocation)
+                    """)
             }
-            reportEffectFailures(exhaustivity, sourceLocation)
+            reportEffectFailures(exhaustivity, at)
         }
         let unreceived = journal.read { contents in
             Array(contents.transitions[progress.withLock { $0.cursor }...])
         }
         if !unreceived.isEmpty, exhaustivity.contains(.receivedEvents) {
-            Issue.record(
+            at.fail(
+                "Unreceived events: \(unreceived.count) at the end of the test",
                 """
                 The test ended with \(unreceived.count) event(s) from effects not received: \
                 \(unreceived.map { describe($0.event) }.joined(separator: ", ")).
-                """,
-                sourceLocation: sourceLocation)
+                """)
         }
         skipReceivedEvents()
         let stopDeadline = ContinuousClock.now.advanced(by: wait)
         if await !bounded(until: stopDeadline, { [loop] in await loop.stop() }) {
-            Issue.record(
-                "The loop did not stop within \(wait): an effect does not respond to cancellation.",
-                sourceLocation: sourceLocation)
+            at.fail(
+                "Loop did not stop",
+                "The loop did not stop within \(wait): an effect does not respond to cancellation.")
         }
     }
 
     // MARK: Checks
 
     private func check(
-        _ transition: Transition<State, Event>,
+        from before: State,
+        to after: State,
         against expectation: ((inout State) throws -> Void)?,
         action: String,
         _ exhaustivity: Exhaustivity,
-        _ sourceLocation: SourceLocation
+        _ at: CallSite
     ) {
-        var expected = exhaustivity.contains(.state) ? transition.before : transition.after
+        var expected = exhaustivity.contains(.state) ? before : after
         do {
             try expectation?(&expected)
         } catch {
-            Issue.record(error, "The assertion closure threw while \(action).", sourceLocation: sourceLocation)
+            at.fail("Assertion threw", "The assertion closure threw while \(action): \(error)")
             return
         }
-        if expected != transition.after {
-            let difference = diff(expected, transition.after, format: .proportional)
+        if expected != after {
+            let difference = diff(expected, after, format: .proportional)
                 .map { "\n\n" + $0.indenting(by: 2) + "\n\n(Expected: −, Actual: +)" } ?? ""
-            let what = expectation == nil
-                ? "The state changed while \(action), but no change was asserted:"
-                : "The state after \(action) does not match the expectation:"
-            Issue.record(Comment(rawValue: what + difference), sourceLocation: sourceLocation)
-        } else if expectation != nil, exhaustivity.contains(.state), transition.before == transition.after {
-            Issue.record(
-                "The state did not change while \(action), and the assertion closure did not change it either: leave the closure out when no change is expected.",
-                sourceLocation: sourceLocation)
+            if expectation == nil {
+                at.fail(
+                    "Unasserted state change: \(action)",
+                    "The state changed while \(action), but no change was asserted:" + difference)
+            } else {
+                at.fail(
+                    "State mismatch: \(action)",
+                    "The state after \(action) does not match the expectation:" + difference)
+            }
+        } else if expectation != nil, exhaustivity.contains(.state), before == after {
+            at.fail(
+                "Asserted change did not happen: \(action)",
+                "The state did not change while \(action), and the assertion closure did not change it either: leave the closure out when no change is expected.")
         }
     }
 
     /// Events effects sent before the test's next action and not received: skipped, and
     /// reported when every received event must be asserted.
-    private func skipPending(before action: String, _ exhaustivity: Exhaustivity, _ sourceLocation: SourceLocation) {
+    private func skipPending(before action: String, _ exhaustivity: Exhaustivity, _ at: CallSite) {
         let pending = journal.read { contents in
             Array(contents.transitions[progress.withLock { $0.cursor }...])
         }
         guard !pending.isEmpty else { return }
         if exhaustivity.contains(.receivedEvents) {
-            Issue.record(
+            at.fail(
+                "Unreceived events: \(pending.count) before \(action)",
                 """
                 \(pending.count) event(s) from effects must be received before \(action): \
                 \(pending.map { describe($0.event) }.joined(separator: ", ")).
-                """,
-                sourceLocation: sourceLocation)
+                """)
         }
         skipReceivedEvents()
     }
 
-    private func reportEffectFailures(_ exhaustivity: Exhaustivity, _ sourceLocation: SourceLocation) {
+    private func reportEffectFailures(_ exhaustivity: Exhaustivity, _ at: CallSite) {
         let failures = journal.read { contents in
             defer { contents.failures.removeAll() }
             return contents.failures
         }
         guard exhaustivity.contains(.effects) else { return }
         for failure in failures {
-            Issue.record("An effect threw: \(failure).", sourceLocation: sourceLocation)
+            guard case .failed(let error) = failure.kind else { continue }
+            at.fail("Effect failed: \(describe(effect: failure))", "An effect threw: \(describe(effect: failure)) threw \(error).")
         }
+    }
+
+    /// "Running: …" or "No effect is running.", for messages about waiting.
+    private func runningEffects() -> String {
+        let running = journal.read { $0.running.values.sorted { $0.effect < $1.effect } }
+        return running.isEmpty
+            ? "No effect is running."
+            : "Running: \(running.map(describe(effect:)).joined(separator: ", "))."
     }
 
     /// Runs `operation` in its own task and waits for it until `deadline`; `false` if it had
@@ -429,6 +613,12 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         return await journal.wait(until: deadline) { $0.completed.remove(token) != nil ? true : nil } ?? false
     }
 
+    /// An effect as a failure message names it: `"ticker" (effect 3)` or `feedback 0 (effect 3)`.
+    private func describe(effect: EffectLifecycleEvent) -> String {
+        let name = effect.feedbackLabel.map { "\"\($0)\"" } ?? "feedback \(effect.feedback)"
+        return "\(name) (effect \(effect.effect))"
+    }
+
     /// An event on one line, short enough for a failure message's first sentence.
     private func describe(_ event: Event) -> String {
         var text = ""
@@ -438,7 +628,33 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             .joined(separator: " ")
             .replacing("( ", with: "(").replacing(" )", with: ")")
             .replacing("[ ", with: "[").replacing(" ]", with: "]")
+            // customDump numbers array elements on their own lines; on one line they are noise.
+            .replacing(#/\[\d+\]: /#, with: "")
         return line.count > 300 ? line.prefix(299) + "…" : line
+    }
+}
+
+/// What `receive(inAnyOrder:)` found among the pending transitions.
+enum UnorderedMatch {
+    /// Indices of the matched transitions, in arrival order.
+    case matched([Int])
+    /// With strict received-event checks: a transition among the next ones that is none of the
+    /// expected events.
+    case unexpected(Int)
+}
+
+/// Where a test loop's method was called: where its failures are reported.
+struct CallSite: Sendable {
+    let fileID: StaticString
+    let filePath: StaticString
+    let line: UInt
+    let column: UInt
+
+    /// Fails the running test — Swift Testing or XCTest — with `headline` as the message's
+    /// first line and `detail` below it.
+    func fail(_ headline: String, _ detail: String) {
+        reportIssue(
+            headline + "\n\n" + detail, fileID: fileID, filePath: filePath, line: line, column: column)
     }
 }
 

@@ -99,7 +99,7 @@ import Testing
         let clock = TestClock()
         let loop = Ticker.testLoop(clock: clock, backend: backend)
         await loop.send(.start) { $0.isTicking = true }
-        await expectIssues(mentioning: "1 effect(s) still running", "feedback 0", "did not become idle") {
+        await expectIssues(mentioning: "1 effect(s) still running", "feedback 0 (effect", "did not become idle") {
             await loop.finish(timeout: .milliseconds(50))
         }
         // finish stopped the loop and cancelled the timer.

@@ -20,7 +20,7 @@ public struct Measurement: Codable, Sendable, Hashable {
     public var better: Better
     /// The bare limit's figure, when there is one.
     public var limit: Double?
-    /// Each backend's figure, keyed by ``FeedbackLoop/Backend`` raw value.
+    /// Each backend's figure, keyed by `Backend` raw value.
     public var values: [String: Double]
 
     public init(label: String, metric: String, better: Better, limit: Double? = nil, values: [String: Double] = [:]) {

@@ -22,6 +22,10 @@
 public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let makeReactor: @Sendable () -> Reactor<State, Event>
 
+    /// A name for this feedback in failure messages, logs and diagrams, set with
+    /// ``labeled(_:)``; `nil` names it by its position in the loop's `feedbacks` array.
+    public internal(set) var label: String? = nil
+
     @inlinable
     init(makeReactor: @escaping @Sendable () -> Reactor<State, Event>) {
         self.makeReactor = makeReactor

@@ -9,8 +9,14 @@ public struct LoopConfiguration: Sendable {
     /// in the queue. Events sent by the loop's own effects are never refused.
     public var capacity: EventCapacity
 
-    /// Where the loop logs effect errors, events sent after stop and overload. Every message
-    /// carries the loop's ``label`` as `loop` metadata.
+    /// Where the loop logs. Every message carries the loop's ``label`` as `loop` metadata.
+    ///
+    /// - `error`: each effect that throws while running, once (unless ``onEffectError`` takes it).
+    /// - `warning`: the first event dropped after stop, and the first dropped by a full queue.
+    /// - `debug`: each transition (the event, the states before and after); `trace`: each
+    ///   effect's start, finish, failure and cancellation, named by its feedback's label. These
+    ///   two are wired only when the logger's level lets them through when the loop is made, so
+    ///   a logger at `info` costs nothing per event.
     public var logger: Logger
 
     /// Called with every error an effect throws while it is still running (errors thrown after the
@@ -20,17 +26,28 @@ public struct LoopConfiguration: Sendable {
     /// Called on the effect's own task or thread; it must not block.
     public var onEffectError: (@Sendable (_ error: any Error) -> Void)?
 
+    /// Instruments that see every loop made with this configuration, whatever its state and
+    /// event types — metrics, above all (`LoopMetrics` in FeedbackLoopServices is one). With
+    /// ``logger`` this is the one place to wire a loop's logs and metrics; a `LoopService`
+    /// running the loop finds both here too. See ``LoopInstrument``.
+    public var instruments: [any LoopInstrument]
+
+    /// The labels of the loop's feedbacks, by position, for messages; set by ``labelling(_:)``.
+    @usableFromInline var feedbackLabels: [String?] = []
+
     /// A configuration with the given values.
     public init(
         label: String = "FeedbackLoop",
         capacity: EventCapacity = .unbounded,
         logger: Logger? = nil,
-        onEffectError: (@Sendable (_ error: any Error) -> Void)? = nil
+        onEffectError: (@Sendable (_ error: any Error) -> Void)? = nil,
+        instruments: [any LoopInstrument] = []
     ) {
         self.label = label
         self.capacity = capacity
         self.logger = logger ?? Self.defaultLogger
         self.onEffectError = onEffectError
+        self.instruments = instruments
     }
 
     // One logger shared by every loop that does not bring its own: creating a `Logger` asks the

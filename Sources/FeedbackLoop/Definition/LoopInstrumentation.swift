@@ -76,13 +76,20 @@ public struct EffectLifecycleEvent: Sendable, Hashable, CustomStringConvertible 
     public let effect: UInt64
     /// The position of the feedback that started it in the loop's `feedbacks` array.
     public let feedback: Int
+    /// The ``Feedback/label`` of the feedback that started it, if it has one.
+    public var feedbackLabel: String?
     public let kind: Kind
 
-    public init(effect: UInt64, feedback: Int, kind: Kind) {
+    public init(effect: UInt64, feedback: Int, feedbackLabel: String? = nil, kind: Kind) {
         self.effect = effect
         self.feedback = feedback
+        self.feedbackLabel = feedbackLabel
         self.kind = kind
     }
 
-    public var description: String { "effect \(effect) of feedback \(feedback): \(kind)" }
+    /// The feedback that started the effect, as people read it: its label, or its position.
+    public var feedbackName: String { feedbackLabel ?? "feedback \(feedback)" }
+
+    /// `ticker (effect 3): started`, or `feedback 1 (effect 3): started` for an unlabelled feedback.
+    public var description: String { "\(feedbackName) (effect \(effect)): \(kind)" }
 }

@@ -317,23 +317,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         if let outcome {
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
         }
-        if ranToEnd, let error { reportEffectError(error, handle: handle) }
+        if ranToEnd, let error { configuration.reportEffectFailure(error, feedback: handle.feedback) }
         var followup = lock.withLock { state in
             if let outcome { state.count(outcome) }
             return state.workEnded(id: handle.id)
         }
         followup.perform()
-    }
-
-    @usableFromInline
-    func reportEffectError(_ error: any Error, handle: EffectHandle) {
-        if let onEffectError = configuration.onEffectError {
-            onEffectError(error)
-        } else {
-            configuration.logger.error(
-                "effect failed: \(error)",
-                metadata: ["loop": "\(configuration.label)", "feedback": "\(handle.feedback)"])
-        }
     }
 
     /// An effect ended by itself (``Sink/finish()`` or ``Sink/finish(sending:)``), with `event`

@@ -1,21 +1,26 @@
 import Logging
 
 extension LoopInstrumentation {
-    /// Instrumentation that writes what the loop does to `logger`: each transition at `debug`
-    /// (the event and the states before and after), each effect's start, finish and
-    /// cancellation at `trace`, and each dropped event and failed effect at `warning`.
+    /// Instrumentation that writes a loop's detail to `logger`: each transition at `debug` (the
+    /// event and the states before and after), each dropped event at `debug`, and each effect's
+    /// start, finish, failure and cancellation at `trace`, named by its feedback's label.
+    ///
+    /// You rarely need it: a loop already logs this detail through
+    /// ``LoopConfiguration/logger`` when that logger's level is `debug` or lower, and logs each
+    /// effect failure there once, at `error`. Use it to send one loop's detail to a second
+    /// logger:
     ///
     /// ```swift
-    /// var logger = Logger(label: "pharmacies")
-    /// logger.logLevel = .debug
+    /// var detail = Logger(label: "pharmacies.detail")
+    /// detail.logLevel = .trace
     /// let loop = Loop(initial: .loading, reduce: reduce, feedbacks: feedbacks,
-    ///                 instrumentation: .logging(logger))
+    ///                 instrumentation: .logging(detail))
     /// ```
     ///
     /// Messages are built only when `logger`'s level lets them through, so a logger at `info`
     /// costs one level comparison per transition. States are rendered with
-    /// `String(describing:)`; a large state makes a large `debug` line. Combine with other
-    /// hooks through ``combining(_:)``.
+    /// `String(describing:)`; a large state makes a large `debug` line. Nothing here logs above
+    /// `debug`: warnings and errors come from the loop itself, once each.
     ///
     /// - Parameters:
     ///   - logger: Where to log. Its metadata is kept; each message adds `event` and, for
@@ -36,26 +41,31 @@ extension LoopInstrumentation {
                     ])
             },
             onEffect: { [logger] lifecycle in
+                guard logger.logLevel <= .trace else { return }
+                var metadata: Logger.Metadata = [
+                    "effect": "\(lifecycle.effect)", "feedback": "\(lifecycle.feedbackName)",
+                ]
+                let what: String
                 switch lifecycle.kind {
+                case .started: what = "started"
+                case .finished: what = "finished"
+                case .cancelled: what = "cancelled"
                 case .failed(let error):
-                    logger.warning(
-                        "effect failed",
-                        metadata: [
-                            "effect": "\(lifecycle.effect)",
-                            "feedback": "\(lifecycle.feedback)",
-                            "error": "\(error)",
-                        ])
-                case .started, .finished, .cancelled:
-                    guard logger.logLevel <= .trace else { return }
-                    logger.trace(
-                        "effect \(lifecycle.kind)",
-                        metadata: ["effect": "\(lifecycle.effect)", "feedback": "\(lifecycle.feedback)"])
+                    what = "failed"
+                    metadata["error"] = "\(error)"
                 }
+                logger.trace("effect \(what)", metadata: metadata)
             },
             onDrop: { [logger] event, reason in
-                logger.warning(
+                guard logger.logLevel <= .debug else { return }
+                logger.debug(
                     "event dropped",
                     metadata: ["event": "\(event)", "reason": "\(reason.rawValue)"])
             })
+    }
+
+    /// What a loop adds for a ``LoopConfiguration/logger`` at `debug` or lower.
+    static func verboseLogging(_ logger: Logger, label: String) -> LoopInstrumentation {
+        logging(logger, label: label)
     }
 }

@@ -46,10 +46,12 @@ extension Ticker {
     static func testLoop(
         clock: (any Clock<Duration>)? = nil,
         backend: Backend,
-        exhaustivity: Exhaustivity = .on
+        exhaustivity: Exhaustivity = .on,
+        labeled: Bool = false
     ) -> TestLoop<State, Event> {
-        TestLoop(
-            initial: State(), reduce: reduce, feedbacks: clock.map { feedbacks(clock: $0) } ?? [],
+        let timers = clock.map { Self.feedbacks(clock: $0) } ?? []
+        return TestLoop(
+            initial: State(), reduce: reduce, feedbacks: labeled ? timers.map { $0.labeled("ticker") } : timers,
             backend: backend, exhaustivity: exhaustivity)
     }
 }

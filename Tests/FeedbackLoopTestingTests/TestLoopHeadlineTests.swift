@@ -1,0 +1,98 @@
+import FeedbackLoopTesting
+import Testing
+
+/// The first line of every failure names what failed, effects are named by their feedback's
+/// label, and a wait that runs out says how long it waited and for what.
+@Suite(.timeLimit(.minutes(5))) struct TestLoopHeadlineTests {
+    @Test func theDefaultTimeoutIsSeconds() async {
+        #expect(TestLoop<Ticker.State, Ticker.Event>.defaultTimeout == .seconds(2))
+        let loop = Ticker.testLoop(backend: .callback)
+        #expect(loop.timeout == .seconds(2))
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aWrongMutationIsAStateMismatch(backend: Backend) async {
+        let loop = Ticker.testLoop(backend: backend)
+        await expectHeadline("State mismatch: sending Ticker.Event.increment") {
+            await loop.send(.increment) { $0.count = 2 }
+        }
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func anUnassertedChangeSaysSo(backend: Backend) async {
+        let loop = Ticker.testLoop(backend: backend)
+        await expectHeadline("Unasserted state change: sending Ticker.Event.increment") {
+            await loop.send(.increment)
+        }
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func anotherEventIsAnUnexpectedEvent(backend: Backend) async {
+        let loop = Loader.testLoop(backend: backend)
+        await loop.send(.load) {
+            $0.phase = .loading
+            $0.attempts = 1
+        }
+        await expectHeadline(#"Unexpected event: Loader.Event.loaded(["Boots"])"#) {
+            await loop.receive(.failed("offline")) { $0.phase = .failed("offline") }
+        }
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aLateEventSaysHowLongItWaitedAndForWhat(backend: Backend) async {
+        let clock = TestClock()
+        let loop = Ticker.testLoop(clock: clock, backend: backend, labeled: true)
+        await loop.send(.start) { $0.isTicking = true }
+        await expectHeadline("Event not received: waited 0.05 seconds for Ticker.Event.tick", alsoMentioning: #"Running: "ticker" (effect"#) {
+            await loop.receive(.tick, timeout: .milliseconds(50)) { $0.count = 1 }
+        }
+        await loop.send(.stop) { $0.isTicking = false }
+        await loop.finish()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func anEffectStillRunningIsNamedByItsLabel(backend: Backend) async {
+        let clock = TestClock()
+        let loop = Ticker.testLoop(clock: clock, backend: backend, labeled: true)
+        await loop.send(.start) { $0.isTicking = true }
+        await expectHeadline(#"Effect still running at the end of the test: "ticker" (effect"#, alsoMentioning: "waited 0.05 seconds") {
+            await loop.finish(timeout: .milliseconds(50))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aThrowingEffectIsAnEffectFailure(backend: Backend) async {
+        let loop = TestLoop(
+            initial: Ticker.State(), reduce: Ticker.reduce,
+            feedbacks: [
+                .whenBecomesTrue({ $0.isTicking }) { _ in .run { _ in throw Loader.ServiceError() } }
+                    .labeled("sync")
+            ],
+            backend: backend)
+        await loop.send(.start) { $0.isTicking = true }
+        await expectHeadline(#"Effect failed: "sync" (effect"#, alsoMentioning: "offline") {
+            await loop.finish()
+        }
+    }
+
+    /// Runs `body`, which must fail exactly the way described: the first line of every issue
+    /// starts with `headline`, and the whole message mentions `fragments`.
+    private func expectHeadline(
+        _ headline: String,
+        alsoMentioning fragments: String...,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: () async -> Void
+    ) async {
+        await withKnownIssue(sourceLocation: sourceLocation) {
+            await body()
+        } matching: { issue in
+            let text = issue.comments.map(\.rawValue).joined(separator: "\n")
+            let firstLine = text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
+            return firstLine.hasPrefix(headline) && fragments.allSatisfy { text.contains($0) }
+        }
+    }
+}
