@@ -38,18 +38,34 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         }
     }
 
+    /// Up to ``chunkSize`` slots and the revision of the last write into any of them.
+    @usableFromInline
+    struct Chunk: Sendable {
+        @usableFromInline var revision: UInt64
+        @usableFromInline var slots: [Slot]
+
+        @inlinable
+        init(revision: UInt64) {
+            self.revision = revision
+            self.slots = []
+            slots.reserveCapacity(IdentifiedStates.chunkSize)
+        }
+    }
+
     @inlinable static var chunkShift: Int { 5 }
     @inlinable static var chunkSize: Int { 1 << chunkShift }
 
-    @usableFromInline var chunks: [[Slot]] = []
-    /// The revision of the last write into each chunk.
-    @usableFromInline var chunkRevisions: [UInt64] = []
+    @usableFromInline var chunks: [Chunk] = []
     /// Live ids and their slots.
     @usableFromInline var index: [ID: Int] = [:]
     /// Slots in use, removed ones included.
     @usableFromInline var slotCount = 0
     /// The revision of the last write anywhere.
     @usableFromInline var revision: UInt64 = 0
+    /// The revision before the last write, and the slot that write touched: when a reader last
+    /// saw `previousRevision`, that one slot is all that changed since.
+    @usableFromInline var previousRevision: UInt64 = 0
+    @usableFromInline var lastWrittenSlot = -1
     /// Where revisions come from: shared by every copy of this collection, so that no two
     /// writes, in any copy, get the same revision.
     @usableFromInline var lineage = Lineage()
@@ -90,17 +106,17 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     public subscript(id id: ID) -> Value? {
         get {
             guard let slot = index[id] else { return nil }
-            return chunks[slot >> Self.chunkShift][slot & (Self.chunkSize - 1)].value
+            return chunks[slot >> Self.chunkShift].slots[slot & (Self.chunkSize - 1)].value
         }
         _modify {
             if let slot = index[id] {
                 let chunk = slot >> Self.chunkShift
                 let offset = slot & (Self.chunkSize - 1)
                 // Taken out so that the caller's change happens on a unique copy.
-                var value = chunks[chunk][offset].value.take()
+                var value = chunks[chunk].slots[offset].value.take()
                 defer {
                     if let value {
-                        chunks[chunk][offset].value = value
+                        chunks[chunk].slots[offset].value = value
                         stamp(chunk: chunk, offset: offset)
                     } else {
                         removeSlot(id: id, slot: slot)
@@ -117,12 +133,29 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         }
     }
 
+    /// Changes the child with this id in place and returns what `body` returned, or returns
+    /// `nil` without calling `body` if there is no such child. One lookup, where
+    /// `self[id: id]?.change()` makes two.
+    @inlinable
+    public mutating func modify<Result>(id: ID, _ body: (inout Value) throws -> Result) rethrows -> Result? {
+        guard let slot = index[id] else { return nil }
+        let chunk = slot >> Self.chunkShift
+        let offset = slot & (Self.chunkSize - 1)
+        // Taken out so that `body` changes a unique copy.
+        guard var value = chunks[chunk].slots[offset].value.take() else { return nil }
+        defer {
+            chunks[chunk].slots[offset].value = value
+            stamp(chunk: chunk, offset: offset)
+        }
+        return try body(&value)
+    }
+
     /// Removes the child with this id and returns its value, or `nil` if there was none.
     @inlinable
     @discardableResult
     public mutating func removeValue(forID id: ID) -> Value? {
         guard let slot = index[id] else { return nil }
-        let value = chunks[slot >> Self.chunkShift][slot & (Self.chunkSize - 1)].value
+        let value = chunks[slot >> Self.chunkShift].slots[slot & (Self.chunkSize - 1)].value
         removeSlot(id: id, slot: slot)
         return value
     }
@@ -130,18 +163,26 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     /// Removes every child.
     public mutating func removeAll() {
         chunks = []
-        chunkRevisions = []
         index = [:]
         slotCount = 0
+        previousRevision = revision
         revision = lineage.next()
+        lastWrittenSlot = -1
     }
 
     @inlinable
     mutating func stamp(chunk: Int, offset: Int) {
         let next = lineage.next()
-        chunks[chunk][offset].revision = next
-        chunkRevisions[chunk] = next
+        chunks[chunk].slots[offset].revision = next
+        chunks[chunk].revision = next
+        wrote(slot: chunk << Self.chunkShift | offset, revision: next)
+    }
+
+    @inlinable
+    mutating func wrote(slot: Int, revision next: UInt64) {
+        previousRevision = revision
         revision = next
+        lastWrittenSlot = slot
     }
 
     @inlinable
@@ -150,13 +191,11 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         let chunk = slot >> Self.chunkShift
         let next = lineage.next()
         if chunk == chunks.count {
-            chunks.append([])
-            chunks[chunk].reserveCapacity(Self.chunkSize)
-            chunkRevisions.append(next)
+            chunks.append(Chunk(revision: next))
         }
-        chunks[chunk].append(Slot(id: id, value: value, revision: next))
-        chunkRevisions[chunk] = next
-        revision = next
+        chunks[chunk].slots.append(Slot(id: id, value: value, revision: next))
+        chunks[chunk].revision = next
+        wrote(slot: slot, revision: next)
         index[id] = slot
         slotCount += 1
     }
@@ -166,7 +205,7 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         index[id] = nil
         let chunk = slot >> Self.chunkShift
         let offset = slot & (Self.chunkSize - 1)
-        chunks[chunk][offset].value = nil
+        chunks[chunk].slots[offset].value = nil
         stamp(chunk: chunk, offset: offset)
         let holes = slotCount - index.count
         if holes >= Self.chunkSize && holes * 2 > slotCount { compact() }
@@ -178,7 +217,6 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     mutating func compact() {
         let live = Array(self)
         chunks = []
-        chunkRevisions = []
         index = [:]
         slotCount = 0
         for (id, value) in live { append(value, id: id) }
@@ -214,7 +252,7 @@ extension IdentifiedStates: Sequence {
         @inlinable
         public mutating func next() -> (id: ID, value: Value)? {
             while slot < states.slotCount {
-                let entry = states.chunks[slot >> IdentifiedStates.chunkShift][slot & (IdentifiedStates.chunkSize - 1)]
+                let entry = states.chunks[slot >> IdentifiedStates.chunkShift].slots[slot & (IdentifiedStates.chunkSize - 1)]
                 slot += 1
                 if let value = entry.value { return (entry.id, value) }
             }

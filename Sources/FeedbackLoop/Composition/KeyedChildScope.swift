@@ -83,9 +83,7 @@ public struct KeyedChildScope<
         with reduce: (inout ChildState, ChildEvent) -> Void
     ) -> Bool {
         guard let (id, childEvent) = extract(event) else { return false }
-        guard parent[keyPath: children].contains(id: id) else { return false }
-        reduce(&parent[keyPath: children][id: id]!, childEvent)
-        return true
+        return parent[keyPath: children].modify(id: id) { reduce(&$0, childEvent) } != nil
     }
 
     /// The child's reducer as a reducer of the parent that handles the children's events and
@@ -173,38 +171,52 @@ final class KeyedChildren<
             }
             seenSlots.removeSubrange(states.slotCount...)
             seenIDs.removeSubrange(states.slotCount...)
-            seenChunks.removeSubrange(states.chunks.count...)
+            seenChunks.removeSubrange(Swift.min(states.chunks.count, seenChunks.count)...)
         }
-        for chunk in states.chunks.indices {
-            if chunk == seenChunks.count { seenChunks.append(0) }
-            guard states.chunkRevisions[chunk] != seenChunks[chunk] else { continue }
-            seenChunks[chunk] = states.chunkRevisions[chunk]
-            let base = chunk << States.chunkShift
-            let slots = states.chunks[chunk]
-            for offset in slots.indices {
-                let slot = base + offset
-                if slot == seenSlots.count {
-                    seenSlots.append(0)
-                    seenIDs.append(nil)
-                }
-                let entry = slots[offset]
-                guard entry.revision != seenSlots[slot] else { continue }
-                seenSlots[slot] = entry.revision
-                if let previous = seenIDs[slot], previous != entry.id, !states.contains(id: previous) {
-                    end(previous)
-                }
-                seenIDs[slot] = entry.id
-                if let value = entry.value {
-                    let event = addressed.flatMap { $0.0 == entry.id ? $0.1 : nil }
-                    if event != nil { delivered = true }
-                    show(entry.id, value, event)
-                } else if !states.contains(id: entry.id) {
-                    end(entry.id)
+        if states.previousRevision == revision, states.lastWrittenSlot >= 0 {
+            // One write since the state seen last: only its slot can differ.
+            let slot = states.lastWrittenSlot
+            let chunk = slot >> States.chunkShift
+            while seenChunks.count <= chunk { seenChunks.append(0) }
+            seenChunks[chunk] = states.chunks[chunk].revision
+            visit(slot, states.chunks[chunk].slots[slot & (States.chunkSize - 1)], in: states, addressed, &delivered)
+        } else {
+            for chunk in states.chunks.indices {
+                if chunk == seenChunks.count { seenChunks.append(0) }
+                guard states.chunks[chunk].revision != seenChunks[chunk] else { continue }
+                seenChunks[chunk] = states.chunks[chunk].revision
+                let base = chunk << States.chunkShift
+                let slots = states.chunks[chunk].slots
+                for offset in slots.indices {
+                    visit(base + offset, slots[offset], in: states, addressed, &delivered)
                 }
             }
         }
         revision = states.revision
         return delivered
+    }
+
+    /// Shows the child in `slot` its new state if the slot changed since seen, ends the child it
+    /// held before if that one is gone.
+    @inlinable
+    func visit(_ slot: Int, _ entry: States.Slot, in states: States, _ addressed: (ID, ChildEvent)?, _ delivered: inout Bool) {
+        while seenSlots.count <= slot {
+            seenSlots.append(0)
+            seenIDs.append(nil)
+        }
+        guard entry.revision != seenSlots[slot] else { return }
+        seenSlots[slot] = entry.revision
+        if let previous = seenIDs[slot], previous != entry.id, !states.contains(id: previous) {
+            end(previous)
+        }
+        seenIDs[slot] = entry.id
+        if let value = entry.value {
+            let event = addressed.flatMap { $0.0 == entry.id ? $0.1 : nil }
+            if event != nil { delivered = true }
+            show(entry.id, value, event)
+        } else if !states.contains(id: entry.id) {
+            end(entry.id)
+        }
     }
 
     /// A collection this feedback has not seen a copy of: matches children by id and shows
@@ -214,12 +226,12 @@ final class KeyedChildren<
         for id in Array(live.keys) where !states.contains(id: id) { end(id) }
         lineage = states.lineage
         revision = states.revision
-        seenChunks = states.chunkRevisions
+        seenChunks = states.chunks.map(\.revision)
         seenSlots = []
         seenIDs = []
         seenSlots.reserveCapacity(states.slotCount)
         for chunk in states.chunks {
-            for entry in chunk {
+            for entry in chunk.slots {
                 seenSlots.append(entry.revision)
                 seenIDs.append(entry.id)
             }
