@@ -9,6 +9,12 @@ import FeedbackLoop
 ///
 /// Limit: issue 13's, per backend: an event into the parent of 1,000 children costs at most 3× an
 /// event into the child's own loop. The bare reducer with the child's query is also reported.
+///
+/// Two more rows say where the rest of the cost comes from. "plain array" holds the same 1,000
+/// counters in a `[Int]` and runs no feedback: the loop keeps the last published state, so the
+/// first write after each event copies whatever the state holds — the floor for any state of
+/// 1,000 children, composed or not. "hand-lifted" is what issue 13's user wrote: the same array
+/// with one feedback per child, every child's query evaluated on every event.
 public struct CompositionScenario: Sendable {
     public static let children = 1_000
     /// The most an event into the parent may cost, in events into one child's own loop.
@@ -28,6 +34,8 @@ public struct CompositionScenario: Sendable {
         let single = "1 child, a loop of its own"
         let composed = "\(Self.children) keyed children, 1 changes per event"
         let ratio = "\(Self.children) children / 1 child loop (at most \(Int(Self.allowedRatio)))"
+        let array = "plain array of \(Self.children), no feedback (the copy alone)"
+        let handLifted = "hand-lifted: plain array, every child's query per event"
         let events = self.events
         progress("composition: limit")
         let limit = await median(of: size.repetitions) { await Self.bare(events: events) }
@@ -42,6 +50,17 @@ public struct CompositionScenario: Sendable {
                 report.record(single, "ns/event", .lower, backend: backend.rawValue, value: alone)
                 report.record(composed, "ns/event", .lower, backend: backend.rawValue, value: together)
                 report.record(ratio, "x", .lower, backend: backend.rawValue, value: together / alone)
+                progress("composition: \(array), \(backend)")
+                let copy = try await median(of: size.repetitions) {
+                    try await Self.measureArray(backend, events: events, perChildFeedbacks: false)
+                }
+                report.record(array, "ns/event", .lower, backend: backend.rawValue, value: copy)
+                progress("composition: \(handLifted), \(backend)")
+                // Every child's query on every event: a tenth of the events is plenty.
+                let naive = try await median(of: size.repetitions) {
+                    try await Self.measureArray(backend, events: Swift.max(Self.children, events / 10), perChildFeedbacks: true)
+                }
+                report.record(handLifted, "ns/event", .lower, backend: backend.rawValue, value: naive)
             }
         }
         return report
@@ -118,6 +137,34 @@ public struct CompositionScenario: Sendable {
         guard loop.statistics.eventsOrphaned == 0 else {
             throw ScenarioFailure("composition, \(backend): \(loop.statistics.eventsOrphaned) events orphaned")
         }
+        await loop.stop()
+        return Double(elapsed) / Double(events)
+    }
+
+    /// Nanoseconds per event into a loop whose state is a plain array of ``children`` counters,
+    /// one counter per event in turn, with no feedback or with one per child.
+    public static func measureArray(_ backend: Backend, events: Int, perChildFeedbacks: Bool) async throws -> Double {
+        let feedbacks: [Feedback<[Int], ParentEvent>] = perChildFeedbacks
+            ? (0..<children).map { id in .skippingRepeated({ Child.query($0[id]) }) { _ in .none } }
+            : []
+        let loop = Loop(
+            initial: [Int](repeating: 0, count: children),
+            reduce: { state, event in
+                if case .child(let id, let amount) = event { Child.reduce(&state[id], amount) }
+            },
+            feedbacks: feedbacks,
+            backend: backend)
+        await loop.waitUntilIdle()
+        let elapsed = await Nanoseconds.measure {
+            await onDedicatedThreads(1) { _ in
+                for index in 0..<events { loop.send(.child(index % children, 1)) }
+            }
+            await loop.waitUntilIdle()
+        }
+        try RunCheck(
+            run: "composition, plain array, \(backend)", expectedState: events, finalState: loop.state.reduce(0, +),
+            expectedReduced: events, statistics: loop.statistics, expectedStarted: 0
+        ).validate()
         await loop.stop()
         return Double(elapsed) / Double(events)
     }
