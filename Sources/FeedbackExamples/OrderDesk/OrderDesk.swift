@@ -7,8 +7,8 @@ import FeedbackLoop
 /// it, its submission in flight, whose late answer is dropped — and after every event the desk
 /// lets waiting orders go, oldest first, while fewer than ``State/limit`` are in flight. Each
 /// order's feedback runs for that order only: two orders with the same items are two
-/// independent submissions, and an event changes only the orders it touches, so a desk of a
-/// thousand orders costs each event about what one order alone would.
+/// independent submissions, and an event runs the feedbacks of only the orders it touches,
+/// however many orders the desk holds.
 ///
 /// ```swift
 /// let desk = OrderDesk.makeLoop(initial: OrderDesk.State(limit: 2), environment: .init(service: kitchen), backend: .actor)

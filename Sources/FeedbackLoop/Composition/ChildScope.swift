@@ -44,9 +44,12 @@
 /// the lifted feedback counts it in ``LoopStatistics/eventsOrphaned`` and logs the first one at
 /// warning level. An event that makes the parent remove the child, or create it, is not orphaned.
 public struct ChildScope<ParentState: Sendable, ParentEvent: Sendable, ChildState: Sendable, ChildEvent: Sendable>: Sendable {
+    /// Where the child's state lives; the child exists while this finds a value.
     public let state: StatePath<ParentState, ChildState>
+    /// How the child's events are wrapped in the parent's, and found again.
     public let event: EventPath<ParentEvent, ChildEvent>
 
+    /// A child whose state `state` finds in the parent's and whose events `event` wraps.
     public init(state: StatePath<ParentState, ChildState>, event: EventPath<ParentEvent, ChildEvent>) {
         self.state = state
         self.event = event

@@ -85,6 +85,7 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     @inlinable
     public var count: Int { index.count }
 
+    /// Whether there is no child.
     @inlinable
     public var isEmpty: Bool { index.isEmpty }
 
@@ -249,6 +250,7 @@ extension IdentifiedStates: Sequence {
             self.states = states
         }
 
+        /// The next child in insertion order, or `nil` after the last.
         @inlinable
         public mutating func next() -> (id: ID, value: Value)? {
             while slot < states.slotCount {
@@ -260,16 +262,19 @@ extension IdentifiedStates: Sequence {
         }
     }
 
+    /// Iterates the children in insertion order.
     @inlinable
     public func makeIterator() -> Iterator {
         Iterator(self)
     }
 
+    /// The number of children.
     @inlinable
     public var underestimatedCount: Int { count }
 }
 
 extension IdentifiedStates: Equatable where Value: Equatable {
+    /// Whether both hold the same ids, in the same order, with equal values.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard lhs.count == rhs.count else { return false }
         if lhs.lineage === rhs.lineage && lhs.revision == rhs.revision { return true }
@@ -278,6 +283,7 @@ extension IdentifiedStates: Equatable where Value: Equatable {
 }
 
 extension IdentifiedStates: Hashable where Value: Hashable {
+    /// Hashes the ids and values in order, as ``==`` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(count)
         for (id, value) in self {
@@ -295,6 +301,7 @@ extension IdentifiedStates: ExpressibleByDictionaryLiteral {
 }
 
 extension IdentifiedStates: CustomStringConvertible, CustomReflectable {
+    /// The children in order, as `[id: value, …]`.
     public var description: String {
         "[" + map { "\($0.id): \($0.value)" }.joined(separator: ", ") + "]"
     }

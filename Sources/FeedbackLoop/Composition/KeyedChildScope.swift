@@ -33,12 +33,16 @@
 /// step its id is in the collection to the last; its feedbacks start fresh when it appears.
 ///
 /// ## Only the children that changed
-/// In each step, only the children the reducer wrote to (found through the collection's
-/// revisions, without looking at the others) and the child the step's event was addressed to run
-/// their feedbacks; with a thousand children and one changing per event, a step costs about what
-/// it would in a loop of that child alone. A write counts as a change even if it wrote an equal
-/// value. Replacing the collection with one built elsewhere (not a changed copy of it) shows every
-/// child one step.
+/// In each step, only the children the reducer wrote to and the child the step's event was
+/// addressed to run their feedbacks. The collection's revisions say which: after a single write
+/// the changed child is found at once, after several by looking at 32-child chunks' revisions;
+/// the other children's queries are never evaluated. A write counts as a change even if it wrote
+/// an equal value. Replacing the collection with one built elsewhere (not a changed copy of it)
+/// shows every child one step.
+///
+/// What remains of an event's cost with many children is the state's copy: the loop keeps the
+/// last published state, so the first write of each batch copies the chunk it touches and the
+/// chunk directory. `feedback-bench --scenario composition` measures both (see its rows).
 ///
 /// ## Removal
 /// When a child's id leaves the collection, every effect that child started is cancelled in that

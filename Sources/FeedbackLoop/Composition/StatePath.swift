@@ -91,6 +91,8 @@ public struct EventPath<Root: Sendable, Value: Sendable>: Sendable {
     @usableFromInline let embed: @Sendable (Value) -> Root
     @usableFromInline let extract: @Sendable (Root) -> Value?
 
+    /// A child's events wrapped by `embed` and found again by `extract`, which must return `nil`
+    /// for every event of the parent that `embed` did not make.
     public init(embed: @escaping @Sendable (Value) -> Root, extract: @escaping @Sendable (Root) -> Value?) {
         self.embed = embed
         self.extract = extract
