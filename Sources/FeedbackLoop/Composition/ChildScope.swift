@@ -28,7 +28,8 @@
 /// with the child's event when the step reduced one, and without an event when the parent
 /// changed the child's state itself (a `custom` feedback is shown only the child's own events).
 /// When the child's state is `Equatable`, steps that leave it unchanged are skipped, unless they
-/// reduced one of its events.
+/// reduced one of its events. Give a child with a `lensing` feedback an `Equatable` state: that
+/// feedback restarts its effect on every step it is shown.
 ///
 /// ## Lifetime and cancellation
 /// The child appears when its state does (an optional becomes non-nil, the enum enters the
