@@ -43,6 +43,7 @@ public struct BenchmarkRunner: Sendable {
         case .latency: try await LatencyScenario(size: size).run(backends: backends, progress: progress)
         case .cancellation: try await CancellationScenario(size: size).run(backends: backends, progress: progress)
         case .loops: try await LoopsScenario(size: size).run(backends: backends, progress: progress)
+        case .composition: try await CompositionScenario(size: size).run(backends: backends, progress: progress)
         }
     }
 

@@ -13,6 +13,8 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
     case cancellation
     /// Many idle loops: memory and create/stop time per loop.
     case loops
+    /// 1,000 keyed children in one parent, one changing per event, against one child's own loop.
+    case composition
 
     public var description: String { rawValue }
 
@@ -25,6 +27,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
         case .latency: "open-loop send -> state observed, from the intended send time, with background loops"
         case .cancellation: "switch-latest churn, set-based churn, stop under load"
         case .loops: "idle loops: memory and create+stop per loop"
+        case .composition: "1,000 keyed children, one changing per event, vs the child's own loop"
         }
     }
 }

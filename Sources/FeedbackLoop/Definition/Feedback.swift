@@ -21,14 +21,23 @@
 /// system definition, not of an engine.
 public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let makeReactor: @Sendable () -> Reactor<State, Event>
+    /// The same rule, built to run as part of a child feature lifted into a parent (see
+    /// ``ChildScope``): its effects go through the child's door, which maps their events into the
+    /// parent's and cancels them when the child goes away. Each constructor writes its rule once,
+    /// generic over the door, so the loop's own path stays specialised and unchanged.
+    @usableFromInline let makeChildReactor: @Sendable () -> ChildReactor<State, Event>
 
     /// A name for this feedback in failure messages, logs and diagrams, set with
     /// ``labeled(_:)``; `nil` names it by its position in the loop's `feedbacks` array.
     public internal(set) var label: String? = nil
 
     @inlinable
-    init(makeReactor: @escaping @Sendable () -> Reactor<State, Event>) {
+    init(
+        makeReactor: @escaping @Sendable () -> Reactor<State, Event>,
+        makeChildReactor: @escaping @Sendable () -> ChildReactor<State, Event>
+    ) {
         self.makeReactor = makeReactor
+        self.makeChildReactor = makeChildReactor
     }
 
     /// Starts `effects(query)` for each new non-nil value of an `Equatable` query, cancelling the
@@ -41,18 +50,26 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         _ query: @escaping @Sendable (State) -> Query?,
         effects: @escaping @Sendable (Query) -> Effect<Event>
     ) -> Feedback {
-        Feedback {
-            let memory = ReactorMemory<(last: Query?, running: EffectHandle?)>((nil, nil))
-            return { state, _, scope in
-                let next = query(state)
-                guard next != memory.value.last else { return }
-                memory.value.last = next
-                if let handle = memory.value.running {
-                    memory.value.running = nil
-                    scope.cancel(handle)
-                }
-                if let next { memory.value.running = scope.start(effects(next)) }
+        Feedback(
+            makeReactor: { skippingRepeatedReactor(query, effects) },
+            makeChildReactor: { skippingRepeatedReactor(query, effects) })
+    }
+
+    @inlinable
+    static func skippingRepeatedReactor<Query: Equatable & Sendable, Door: EffectDoor<Event>>(
+        _ query: @escaping @Sendable (State) -> Query?,
+        _ effects: @escaping @Sendable (Query) -> Effect<Event>
+    ) -> (State, Event?, Door) -> Void {
+        let memory = ReactorMemory<(last: Query?, running: EffectHandle?)>((nil, nil))
+        return { state, _, door in
+            let next = query(state)
+            guard next != memory.value.last else { return }
+            memory.value.last = next
+            if let handle = memory.value.running {
+                memory.value.running = nil
+                door.cancel(handle)
             }
+            if let next { memory.value.running = door.start(effects(next)) }
         }
     }
 
@@ -64,15 +81,23 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         _ query: @escaping @Sendable (State) -> Query?,
         effects: @escaping @Sendable (Query) -> Effect<Event>
     ) -> Feedback {
-        Feedback {
-            let running = ReactorMemory<EffectHandle?>(nil)
-            return { state, _, scope in
-                if let handle = running.value {
-                    running.value = nil
-                    scope.cancel(handle)
-                }
-                if let next = query(state) { running.value = scope.start(effects(next)) }
+        Feedback(
+            makeReactor: { lensingReactor(query, effects) },
+            makeChildReactor: { lensingReactor(query, effects) })
+    }
+
+    @inlinable
+    static func lensingReactor<Query: Sendable, Door: EffectDoor<Event>>(
+        _ query: @escaping @Sendable (State) -> Query?,
+        _ effects: @escaping @Sendable (Query) -> Effect<Event>
+    ) -> (State, Event?, Door) -> Void {
+        let running = ReactorMemory<EffectHandle?>(nil)
+        return { state, _, door in
+            if let handle = running.value {
+                running.value = nil
+                door.cancel(handle)
             }
+            if let next = query(state) { running.value = door.start(effects(next)) }
         }
     }
 
@@ -83,23 +108,31 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         _ query: @escaping @Sendable (State) -> Value?,
         effects: @escaping @Sendable (Value) -> Effect<Event>
     ) -> Feedback {
-        Feedback {
-            let memory = ReactorMemory<(present: Bool, running: EffectHandle?)>((false, nil))
-            return { state, _, scope in
-                let value = query(state)
-                switch (memory.value.present, value) {
-                case (false, let value?):
-                    memory.value.present = true
-                    memory.value.running = scope.start(effects(value))
-                case (true, nil):
-                    memory.value.present = false
-                    if let handle = memory.value.running {
-                        memory.value.running = nil
-                        scope.cancel(handle)
-                    }
-                default:
-                    break
+        Feedback(
+            makeReactor: { firstValueAfterNilReactor(query, effects) },
+            makeChildReactor: { firstValueAfterNilReactor(query, effects) })
+    }
+
+    @inlinable
+    static func firstValueAfterNilReactor<Value: Sendable, Door: EffectDoor<Event>>(
+        _ query: @escaping @Sendable (State) -> Value?,
+        _ effects: @escaping @Sendable (Value) -> Effect<Event>
+    ) -> (State, Event?, Door) -> Void {
+        let memory = ReactorMemory<(present: Bool, running: EffectHandle?)>((false, nil))
+        return { state, _, door in
+            let value = query(state)
+            switch (memory.value.present, value) {
+            case (false, let value?):
+                memory.value.present = true
+                memory.value.running = door.start(effects(value))
+            case (true, nil):
+                memory.value.present = false
+                if let handle = memory.value.running {
+                    memory.value.running = nil
+                    door.cancel(handle)
                 }
+            default:
+                break
             }
         }
     }
@@ -111,18 +144,26 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         _ predicate: @escaping @Sendable (State) -> Bool,
         effects: @escaping @Sendable (State) -> Effect<Event>
     ) -> Feedback {
-        Feedback {
-            let memory = ReactorMemory<(wasTrue: Bool, running: EffectHandle?)>((false, nil))
-            return { state, _, scope in
-                let isTrue = predicate(state)
-                guard isTrue != memory.value.wasTrue else { return }
-                memory.value.wasTrue = isTrue
-                if isTrue {
-                    memory.value.running = scope.start(effects(state))
-                } else if let handle = memory.value.running {
-                    memory.value.running = nil
-                    scope.cancel(handle)
-                }
+        Feedback(
+            makeReactor: { whenBecomesTrueReactor(predicate, effects) },
+            makeChildReactor: { whenBecomesTrueReactor(predicate, effects) })
+    }
+
+    @inlinable
+    static func whenBecomesTrueReactor<Door: EffectDoor<Event>>(
+        _ predicate: @escaping @Sendable (State) -> Bool,
+        _ effects: @escaping @Sendable (State) -> Effect<Event>
+    ) -> (State, Event?, Door) -> Void {
+        let memory = ReactorMemory<(wasTrue: Bool, running: EffectHandle?)>((false, nil))
+        return { state, _, door in
+            let isTrue = predicate(state)
+            guard isTrue != memory.value.wasTrue else { return }
+            memory.value.wasTrue = isTrue
+            if isTrue {
+                memory.value.running = door.start(effects(state))
+            } else if let handle = memory.value.running {
+                memory.value.running = nil
+                door.cancel(handle)
             }
         }
     }
@@ -138,19 +179,27 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         _ query: @escaping @Sendable (State) -> Set<Request>,
         effects: @escaping @Sendable (Request) -> Effect<Event>
     ) -> Feedback {
-        Feedback {
-            let memory = ReactorMemory<(last: Set<Request>, running: [Request: EffectHandle])>(([], [:]))
-            return { state, _, scope in
-                let next = query(state)
-                guard next != memory.value.last else { return }
-                for request in memory.value.last.subtracting(next) {
-                    if let handle = memory.value.running.removeValue(forKey: request) { scope.cancel(handle) }
-                }
-                for request in next.subtracting(memory.value.last) {
-                    if let handle = scope.start(effects(request)) { memory.value.running[request] = handle }
-                }
-                memory.value.last = next
+        Feedback(
+            makeReactor: { requestsReactor(query, effects) },
+            makeChildReactor: { requestsReactor(query, effects) })
+    }
+
+    @inlinable
+    static func requestsReactor<Request: Hashable & Sendable, Door: EffectDoor<Event>>(
+        _ query: @escaping @Sendable (State) -> Set<Request>,
+        _ effects: @escaping @Sendable (Request) -> Effect<Event>
+    ) -> (State, Event?, Door) -> Void {
+        let memory = ReactorMemory<(last: Set<Request>, running: [Request: EffectHandle])>(([], [:]))
+        return { state, _, door in
+            let next = query(state)
+            guard next != memory.value.last else { return }
+            for request in memory.value.last.subtracting(next) {
+                if let handle = memory.value.running.removeValue(forKey: request) { door.cancel(handle) }
             }
+            for request in next.subtracting(memory.value.last) {
+                if let handle = door.start(effects(request)) { memory.value.running[request] = handle }
+            }
+            memory.value.last = next
         }
     }
 
@@ -158,6 +207,9 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// as the loop runs. The sequence is iterated in its own task from the start of the loop until
     /// it ends or the loop stops (which cancels the iteration). An error the sequence throws is
     /// reported like an effect error.
+    ///
+    /// Lifted into a parent as part of a child feature, the source runs from the child's
+    /// appearance until the child goes away.
     @inlinable
     public static func events<Source: AsyncSequence & Sendable>(_ source: Source) -> Feedback
     where Source.Element == Event {
@@ -174,6 +226,9 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// Events from a callback-style source. `register` runs once, on the drain thread, when the
     /// loop starts; events it sends while registering are queued, never reduced in place. The
     /// returned ``Cancellation`` is called once when the loop stops.
+    ///
+    /// Lifted into a parent as part of a child feature, `register` runs when the child appears
+    /// and the cancellation when it goes away.
     @inlinable
     public static func events(register: @escaping @Sendable (_ sink: Sink<Event>) -> Cancellation) -> Feedback {
         .custom { _, event in
@@ -187,14 +242,29 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// For reactions to events rather than to state ("after every `.saved`, log"), or for rules
     /// the other constructors do not express.
+    ///
+    /// Lifted into a parent as part of a child feature (see ``ChildScope``), it sees the child's
+    /// appearance (`nil`) and each of the child's own events; a change the parent makes to the
+    /// child's state is not an event of the child and does not call `react`. Its effects run
+    /// until they end, the child goes away or the loop stops.
     @inlinable
     public static func custom(
         _ react: @escaping @Sendable (_ state: State, _ event: Event?) -> Effect<Event>
     ) -> Feedback {
-        Feedback {
-            { state, event, scope in
-                _ = scope.start(react(state, event))
-            }
+        Feedback(
+            makeReactor: { customReactor(react) },
+            makeChildReactor: { customReactor(react) })
+    }
+
+    @inlinable
+    static func customReactor<Door: EffectDoor<Event>>(
+        _ react: @escaping @Sendable (_ state: State, _ event: Event?) -> Effect<Event>
+    ) -> (State, Event?, Door) -> Void {
+        { state, event, door in
+            // A step without an event is either the first one or, inside a parent, a change the
+            // parent made to the child's state: only the first is shown.
+            guard event != nil || door.isFirstStep else { return }
+            _ = door.start(react(state, event))
         }
     }
 }

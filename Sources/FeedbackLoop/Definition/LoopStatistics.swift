@@ -18,6 +18,10 @@ public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
     public var eventsDroppedFromCancelledEffects: Int = 0
     /// Events that were queued but not yet reduced when ``Loop/stop()`` began.
     public var eventsDiscardedAtStop: Int = 0
+    /// Events addressed to a child feature that did not exist when they were reduced (see
+    /// ``ChildScope`` and ``KeyedChildScope``): the reducer ran, but no child received them.
+    /// Already counted in ``eventsReduced``.
+    public var eventsOrphaned: Int = 0
     /// Effects started, of every kind but ``Effect/none``.
     public var effectsStarted: Int = 0
     /// Effects that completed by themselves.
@@ -36,7 +40,7 @@ public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "reduced \(eventsReduced), dropped after stop \(eventsDroppedAfterStop), over capacity "
             + "\(eventsDroppedOverCapacity), from cancelled effects \(eventsDroppedFromCancelledEffects), "
-            + "discarded at stop \(eventsDiscardedAtStop); effects started \(effectsStarted), finished "
+            + "discarded at stop \(eventsDiscardedAtStop), orphaned \(eventsOrphaned); effects started \(effectsStarted), finished "
             + "\(effectsFinished), cancelled \(effectsCancelled), failed \(effectsFailed), running \(effectsRunning)"
     }
 }

@@ -1,0 +1,189 @@
+/// What a running feedback starts and cancels effects through: the loop itself (``Effects``) or,
+/// for a child feature lifted into a parent, the child's own door (``ChildEffects``), which maps
+/// the child's effects into the parent's and ends them with the child.
+///
+/// Every feedback constructor is written once, generic over its door, so a loop's own feedbacks
+/// stay specialised on ``Effects`` while the same rules run unchanged inside a parent.
+@usableFromInline
+protocol EffectDoor<Event> {
+    associatedtype Event: Sendable
+
+    /// Starts `effect`; the handle to cancel it, or `nil` when there is nothing to cancel.
+    func start(_ effect: Effect<Event>) -> EffectHandle?
+
+    /// Cancels a running effect; does nothing if it already ended.
+    func cancel(_ handle: EffectHandle)
+
+    /// Whether a step without an event is the feedback's first one. At the top of a loop it
+    /// always is; inside a parent it may instead be a change the parent made to the child's state.
+    var isFirstStep: Bool { get }
+
+    /// Counts an event addressed to a child that no longer exists, and logs it when `warn`.
+    func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool)
+}
+
+extension Effects: EffectDoor {
+    @inlinable
+    var isFirstStep: Bool { true }
+
+    @usableFromInline
+    func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool) {
+        core.lock.withLock { $0.statistics.eventsOrphaned += 1 }
+        guard warn else { return }
+        core.configuration.logger.warning(
+            "event for a child that no longer exists was dropped; later ones are counted in statistics",
+            metadata: ["loop": "\(core.configuration.label)", "event": "\(description())"])
+    }
+}
+
+/// A child feature's feedback, running inside a parent: the same rule as ``Reactor``, with the
+/// child's door in place of the loop's.
+@usableFromInline
+typealias ChildReactor<State: Sendable, Event: Sendable> = (State, Event?, ChildEffects<Event>) -> Void
+
+/// The door of one child feature living inside a parent: every effect its feedbacks start goes
+/// through here, is mapped into the parent's events and remembered, so that when the child goes
+/// away ``endAll()`` cancels every one of them, whichever feedback started it. Touched only by
+/// the drain-role holder, like every reactor's memory.
+@usableFromInline
+final class ChildEffects<Event: Sendable>: EffectDoor {
+    @usableFromInline let parent: any ParentDoor<Event>
+    /// The child's effects that may still be running, by id. Ended ones are pruned in batches.
+    @exclusivity(unchecked) @usableFromInline var running: [UInt64: EffectHandle] = [:]
+    @exclusivity(unchecked) @usableFromInline var pruneAt = 16
+    @exclusivity(unchecked) @usableFromInline var isFirstStep = true
+
+    @inlinable
+    init(parent: any ParentDoor<Event>) {
+        self.parent = parent
+    }
+
+    @inlinable
+    func start(_ effect: Effect<Event>) -> EffectHandle? {
+        guard let handle = parent.start(effect) else { return nil }
+        running[handle.id] = handle
+        if running.count >= pruneAt {
+            running = running.filter { $0.value.isRunning }
+            pruneAt = max(16, running.count * 2)
+        }
+        return handle
+    }
+
+    @inlinable
+    func cancel(_ handle: EffectHandle) {
+        running.removeValue(forKey: handle.id)
+        parent.cancel(handle)
+    }
+
+    @inlinable
+    func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool) {
+        parent.childEventOrphaned(description(), warn: warn)
+    }
+
+    /// The child went away: cancels every effect it still runs. Their late events are dropped
+    /// and counted like those of any cancelled effect.
+    @inlinable
+    func endAll() {
+        let running = self.running
+        self.running = [:]
+        for handle in running.values where handle.isRunning {
+            parent.cancel(handle)
+        }
+    }
+}
+
+/// How a child's door reaches its parent's: the parent's door of the current step and the
+/// function that turns the child's events into the parent's.
+@usableFromInline
+protocol ParentDoor<ChildEvent>: AnyObject {
+    associatedtype ChildEvent: Sendable
+    func start(_ effect: Effect<ChildEvent>) -> EffectHandle?
+    func cancel(_ handle: EffectHandle)
+    func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool)
+}
+
+/// The parent's door, lent to the children of a lifted feedback for the length of one step.
+///
+/// A lifted feedback sets ``current`` before it runs its children's reactors and clears it after,
+/// so a child never keeps its parent (and through it the loop) alive between steps.
+@usableFromInline
+final class LentDoor<Door: EffectDoor> {
+    @exclusivity(unchecked) @usableFromInline var current: Door?
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    func with(_ door: Door, _ body: () -> Void) {
+        current = door
+        body()
+        current = nil
+    }
+
+    @inlinable
+    var door: Door {
+        guard let current else {
+            // Children's reactors run only inside `with`; nothing else holds a child's door.
+            preconditionFailure("a child feature's effect was started outside its parent's step")
+        }
+        return current
+    }
+}
+
+/// One child's way into its parent: the lent door and the child's event embedding (which, for a
+/// keyed child, knows the child's id).
+@usableFromInline
+final class EmbeddedDoor<ChildEvent: Sendable, Door: EffectDoor>: ParentDoor {
+    @usableFromInline let lent: LentDoor<Door>
+    @usableFromInline let embed: @Sendable (ChildEvent) -> Door.Event
+
+    @inlinable
+    init(lent: LentDoor<Door>, embed: @escaping @Sendable (ChildEvent) -> Door.Event) {
+        self.lent = lent
+        self.embed = embed
+    }
+
+    @inlinable
+    func start(_ effect: Effect<ChildEvent>) -> EffectHandle? {
+        lent.door.start(effect.map(embed))
+    }
+
+    @inlinable
+    func cancel(_ handle: EffectHandle) {
+        lent.door.cancel(handle)
+    }
+
+    @inlinable
+    func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool) {
+        lent.door.childEventOrphaned(description(), warn: warn)
+    }
+}
+
+/// One child feature alive inside a parent: its running feedbacks and its door.
+@usableFromInline
+struct LiveChild<State: Sendable, Event: Sendable> {
+    @usableFromInline let reactors: [ChildReactor<State, Event>]
+    @usableFromInline let effects: ChildEffects<Event>
+
+    @inlinable
+    init(feedbacks: [Feedback<State, Event>], parent: any ParentDoor<Event>) {
+        self.reactors = feedbacks.map { $0.makeChildReactor() }
+        self.effects = ChildEffects(parent: parent)
+    }
+
+    /// Shows the child a step: its first one (`appeared`), one of its own events, or a change
+    /// its parent made.
+    @inlinable
+    func step(_ state: State, _ event: Event?, appeared: Bool) {
+        effects.isFirstStep = appeared
+        for reactor in reactors {
+            reactor(state, event, effects)
+        }
+    }
+
+    /// The child went away: every effect it runs is cancelled.
+    @inlinable
+    func end() {
+        effects.endAll()
+    }
+}

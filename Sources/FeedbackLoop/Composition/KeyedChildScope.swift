@@ -1,0 +1,270 @@
+/// Many children of one feature inside a parent, each under its own id in an
+/// ``IdentifiedStates``: an order desk's orders, a download manager's downloads.
+///
+/// ```swift
+/// enum Desk {
+///     struct State: Sendable { var orders = IdentifiedStates<Order.ID, Order.State>() }
+///     enum Event: Sendable { case order(Order.ID, Order.Event), place(Order), remove(Order.ID) }
+///
+///     static let orders = KeyedChildScope(
+///         state: \State.orders,
+///         embed: Event.order,
+///         extract: { if case .order(let id, let event) = $0 { (id, event) } else { nil } })
+///
+///     static func reduce(_ state: inout State, _ event: Event) {
+///         orders.reduce(&state, event, with: Order.reduce)
+///         switch event {
+///         case .place(let order): state.orders[id: order.id] = Order.State(order)
+///         case .remove(let id): state.orders[id: id] = nil      // cancels the order's effects
+///         case .order: break
+///         }
+///     }
+///
+///     static func feedbacks(_ env: Environment) -> [Feedback<State, Event>] {
+///         [orders.feedback(Order.feedbacks(env.order))]
+///     }
+/// }
+/// ```
+///
+/// ## Each child is a feature of its own
+/// Every child has its own instance of each of the child's feedbacks, with its own memory, so two
+/// children whose queries are equal run two independent effects. A child's feedbacks see only
+/// its state and send the parent's events tagged with its id. A child exists from the first
+/// step its id is in the collection to the last; its feedbacks start fresh when it appears.
+///
+/// ## Only the children that changed
+/// In each step, only the children the reducer wrote to and the child the step's event was
+/// addressed to run their feedbacks. The collection's revisions say which: after a single write
+/// the changed child is found at once, after several by looking at 32-child chunks' revisions;
+/// the other children's queries are never evaluated. A write counts as a change even if it wrote
+/// an equal value. Replacing the collection with one built elsewhere (not a changed copy of it)
+/// shows every child one step.
+///
+/// What remains of an event's cost with many children is the state's copy: the loop keeps the
+/// last published state, so the first write of each batch copies the chunk it touches and the
+/// chunk directory. `feedback-bench --scenario composition` measures both (see its rows).
+///
+/// ## Removal
+/// When a child's id leaves the collection, every effect that child started is cancelled in that
+/// step; events they send afterwards, or had sent and were still queued, are dropped and counted
+/// in ``LoopStatistics/eventsDroppedFromCancelledEffects``, so a removed child's late answer never
+/// reaches the parent's state. A child with the same id added later is a new child.
+///
+/// ## Orphaned events
+/// An event for an id that is not in the collection when it is reduced is delivered to no child
+/// — never to another one: ``reduce(_:_:with:)`` leaves the state alone, and the lifted
+/// feedback counts it in ``LoopStatistics/eventsOrphaned`` and logs the first one at warning level.
+public struct KeyedChildScope<
+    ParentState: Sendable, ParentEvent: Sendable, ID: Hashable & Sendable, ChildState: Sendable, ChildEvent: Sendable
+>: Sendable {
+    @usableFromInline let children: WritableKeyPath<ParentState, IdentifiedStates<ID, ChildState>> & Sendable
+    @usableFromInline let embed: @Sendable (ID, ChildEvent) -> ParentEvent
+    @usableFromInline let extract: @Sendable (ParentEvent) -> (ID, ChildEvent)?
+
+    /// - Parameters:
+    ///   - state: Where the children's states are.
+    ///   - embed: Makes the parent's event for a child's event, usually an enum case
+    ///     `case order(Order.ID, Order.Event)`.
+    ///   - extract: The inverse: the child's id and event, or `nil` for the parent's other events.
+    public init(
+        state: WritableKeyPath<ParentState, IdentifiedStates<ID, ChildState>> & Sendable,
+        embed: @escaping @Sendable (ID, ChildEvent) -> ParentEvent,
+        extract: @escaping @Sendable (ParentEvent) -> (ID, ChildEvent)?
+    ) {
+        self.children = state
+        self.embed = embed
+        self.extract = extract
+    }
+
+    /// Runs the child's reducer on the state of the child the event is addressed to, if `event`
+    /// is a child's event and that child exists. Returns whether it ran; an event for an id that
+    /// is not in the collection changes nothing (the lifted feedback counts it as orphaned).
+    @inlinable
+    @discardableResult
+    public func reduce(
+        _ parent: inout ParentState,
+        _ event: ParentEvent,
+        with reduce: (inout ChildState, ChildEvent) -> Void
+    ) -> Bool {
+        guard let (id, childEvent) = extract(event) else { return false }
+        return parent[keyPath: children].modify(id: id) { reduce(&$0, childEvent) } != nil
+    }
+
+    /// The child's reducer as a reducer of the parent that handles the children's events and
+    /// ignores the rest; see ``reduce(_:_:with:)``.
+    public func reducer(
+        _ reduce: @escaping @Sendable (inout ChildState, ChildEvent) -> Void
+    ) -> @Sendable (inout ParentState, ParentEvent) -> Void {
+        { parent, event in self.reduce(&parent, event, with: reduce) }
+    }
+
+    /// The child's feedbacks, run for every child, as one feedback of the parent. See
+    /// ``KeyedChildScope`` for what they see and when their effects end.
+    @inlinable
+    public func feedback(_ feedbacks: [Feedback<ChildState, ChildEvent>]) -> Feedback<ParentState, ParentEvent> {
+        let scope = self
+        return Feedback(
+            makeReactor: { KeyedChildren(scope: scope, feedbacks: feedbacks).reactor() },
+            makeChildReactor: { KeyedChildren(scope: scope, feedbacks: feedbacks).reactor() })
+    }
+}
+
+/// The running children of one lifted keyed feedback, and what it saw of the collection last
+/// time, to find what changed. Touched only by the drain-role holder.
+@usableFromInline
+final class KeyedChildren<
+    ParentState: Sendable, ParentEvent: Sendable, ID: Hashable & Sendable, ChildState: Sendable, ChildEvent: Sendable,
+    Door: EffectDoor<ParentEvent>
+> {
+    @usableFromInline typealias States = IdentifiedStates<ID, ChildState>
+
+    @usableFromInline let scope: KeyedChildScope<ParentState, ParentEvent, ID, ChildState, ChildEvent>
+    @usableFromInline let feedbacks: [Feedback<ChildState, ChildEvent>]
+    @usableFromInline let lent = LentDoor<Door>()
+    @exclusivity(unchecked) @usableFromInline var live: [ID: LiveChild<ChildState, ChildEvent>] = [:]
+    @exclusivity(unchecked) @usableFromInline var lineage: Lineage?
+    @exclusivity(unchecked) @usableFromInline var revision: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline var seenChunks: [UInt64] = []
+    @exclusivity(unchecked) @usableFromInline var seenSlots: [UInt64] = []
+    @exclusivity(unchecked) @usableFromInline var seenIDs: [ID?] = []
+    @exclusivity(unchecked) @usableFromInline var warnedOrphan = false
+
+    @inlinable
+    init(scope: KeyedChildScope<ParentState, ParentEvent, ID, ChildState, ChildEvent>, feedbacks: [Feedback<ChildState, ChildEvent>]) {
+        self.scope = scope
+        self.feedbacks = feedbacks
+    }
+
+    @inlinable
+    func reactor() -> (ParentState, ParentEvent?, Door) -> Void {
+        { parent, event, door in
+            self.lent.with(door) {
+                self.step(parent[keyPath: self.scope.children], event.flatMap(self.scope.extract), door: door)
+            }
+        }
+    }
+
+    @inlinable
+    func step(_ states: States, _ addressed: (ID, ChildEvent)?, door: Door) {
+        var delivered = false
+        let existedBefore = addressed.map { live[$0.0] != nil } ?? false
+        if states.lineage !== lineage {
+            delivered = reconcile(states, addressed)
+        } else if states.revision != revision {
+            delivered = update(states, addressed)
+        }
+        guard let (id, childEvent) = addressed, !delivered else { return }
+        if let child = live[id], let value = states[id: id] {
+            child.step(value, childEvent, appeared: false)
+        } else if !existedBefore && !states.contains(id: id) {
+            door.childEventOrphaned("\(id): \(childEvent)", warn: !warnedOrphan)
+            warnedOrphan = true
+        }
+    }
+
+    /// The same lineage, changed: visits the chunks and slots whose revision differs from the
+    /// one seen last time. Returns whether the addressed child was shown its event.
+    @inlinable
+    func update(_ states: States, _ addressed: (ID, ChildEvent)?) -> Bool {
+        var delivered = false
+        if states.slotCount < seenSlots.count {
+            // A copy from before some children were added (or after `removeAll`): the slots
+            // past its end are gone.
+            for slot in states.slotCount..<seenSlots.count {
+                if let id = seenIDs[slot], !states.contains(id: id) { end(id) }
+            }
+            seenSlots.removeSubrange(states.slotCount...)
+            seenIDs.removeSubrange(states.slotCount...)
+            seenChunks.removeSubrange(Swift.min(states.chunks.count, seenChunks.count)...)
+        }
+        if states.previousRevision == revision, states.lastWrittenSlot >= 0 {
+            // One write since the state seen last: only its slot can differ.
+            let slot = states.lastWrittenSlot
+            let chunk = slot >> States.chunkShift
+            while seenChunks.count <= chunk { seenChunks.append(0) }
+            seenChunks[chunk] = states.chunks[chunk].revision
+            visit(slot, states.chunks[chunk].slots[slot & (States.chunkSize - 1)], in: states, addressed, &delivered)
+        } else {
+            for chunk in states.chunks.indices {
+                if chunk == seenChunks.count { seenChunks.append(0) }
+                guard states.chunks[chunk].revision != seenChunks[chunk] else { continue }
+                seenChunks[chunk] = states.chunks[chunk].revision
+                let base = chunk << States.chunkShift
+                let slots = states.chunks[chunk].slots
+                for offset in slots.indices {
+                    visit(base + offset, slots[offset], in: states, addressed, &delivered)
+                }
+            }
+        }
+        revision = states.revision
+        return delivered
+    }
+
+    /// Shows the child in `slot` its new state if the slot changed since seen, ends the child it
+    /// held before if that one is gone.
+    @inlinable
+    func visit(_ slot: Int, _ entry: States.Slot, in states: States, _ addressed: (ID, ChildEvent)?, _ delivered: inout Bool) {
+        while seenSlots.count <= slot {
+            seenSlots.append(0)
+            seenIDs.append(nil)
+        }
+        guard entry.revision != seenSlots[slot] else { return }
+        seenSlots[slot] = entry.revision
+        if let previous = seenIDs[slot], previous != entry.id, !states.contains(id: previous) {
+            end(previous)
+        }
+        seenIDs[slot] = entry.id
+        if let value = entry.value {
+            let event = addressed.flatMap { $0.0 == entry.id ? $0.1 : nil }
+            if event != nil { delivered = true }
+            show(entry.id, value, event)
+        } else if !states.contains(id: entry.id) {
+            end(entry.id)
+        }
+    }
+
+    /// A collection this feedback has not seen a copy of: matches children by id and shows
+    /// every one a step.
+    @inlinable
+    func reconcile(_ states: States, _ addressed: (ID, ChildEvent)?) -> Bool {
+        for id in Array(live.keys) where !states.contains(id: id) { end(id) }
+        lineage = states.lineage
+        revision = states.revision
+        seenChunks = states.chunks.map(\.revision)
+        seenSlots = []
+        seenIDs = []
+        seenSlots.reserveCapacity(states.slotCount)
+        for chunk in states.chunks {
+            for entry in chunk.slots {
+                seenSlots.append(entry.revision)
+                seenIDs.append(entry.id)
+            }
+        }
+        var delivered = false
+        for (id, value) in states {
+            let event = addressed.flatMap { $0.0 == id ? $0.1 : nil }
+            if event != nil { delivered = true }
+            show(id, value, event)
+        }
+        return delivered
+    }
+
+    @inlinable
+    func show(_ id: ID, _ value: ChildState, _ event: ChildEvent?) {
+        if let child = live[id] {
+            child.step(value, event, appeared: false)
+        } else {
+            let embed = scope.embed
+            let child = LiveChild(
+                feedbacks: feedbacks,
+                parent: EmbeddedDoor<ChildEvent, Door>(lent: lent, embed: { embed(id, $0) }))
+            live[id] = child
+            child.step(value, nil, appeared: true)
+        }
+    }
+
+    @inlinable
+    func end(_ id: ID) {
+        live.removeValue(forKey: id)?.end()
+    }
+}

@@ -1,0 +1,100 @@
+/// Where a child feature's state lives inside its parent's: a stored property, an optional one,
+/// or one case of an enum.
+///
+/// ```swift
+/// StatePath(\App.State.settings)                   // always there
+/// StatePath(\App.State.pharmacies)                  // `Pharmacies.State?`: there while non-nil
+/// StatePath(                                        // the payload of one case of an enum
+///     extract: { if case .signedIn(let session) = $0 { session } else { nil } },
+///     embed: App.State.signedIn)
+/// ```
+///
+/// With pointfreeco/swift-case-paths, a `@CasePathable` enum gives both halves of the last one:
+/// `StatePath(extract: \.signedIn, embed: App.State.signedIn)` (the key path to the case's optional
+/// payload reads as the `extract` function).
+///
+/// The closures run where the reducer and feedbacks run and must be cheap and pure.
+public struct StatePath<Root, Value>: Sendable {
+    @usableFromInline let extract: @Sendable (Root) -> Value?
+    @usableFromInline let modify: @Sendable (inout Root, (inout Value) -> Void) -> Bool
+
+    /// A child stored at `keyPath`, always present.
+    public init(_ keyPath: WritableKeyPath<Root, Value> & Sendable) {
+        self.extract = { $0[keyPath: keyPath] }
+        self.modify = { root, body in
+            body(&root[keyPath: keyPath])
+            return true
+        }
+    }
+
+    /// A child stored at `keyPath` while it is non-nil: it appears when the optional becomes a
+    /// value and goes away when it becomes `nil` again.
+    public init(_ keyPath: WritableKeyPath<Root, Value?> & Sendable) {
+        self.extract = { $0[keyPath: keyPath] }
+        self.modify = { root, body in
+            guard root[keyPath: keyPath] != nil else { return false }
+            body(&root[keyPath: keyPath]!)
+            return true
+        }
+    }
+
+    /// A child that lives in one case of an enum: `extract` returns the case's payload (or `nil`
+    /// in any other case), `embed` makes the case from a payload.
+    ///
+    /// A change to the child is written back by embedding the changed payload, so the child
+    /// may be copied once per event it reduces.
+    public init(
+        extract: @escaping @Sendable (Root) -> Value?,
+        embed: @escaping @Sendable (Value) -> Root
+    ) {
+        self.extract = extract
+        self.modify = { root, body in
+            guard var value = extract(root) else { return false }
+            body(&value)
+            root = embed(value)
+            return true
+        }
+    }
+
+    /// The child's place inside this child: a path from `Root` to a grandchild.
+    public func appending<Child>(_ path: StatePath<Value, Child>) -> StatePath<Root, Child> {
+        StatePath<Root, Child>(
+            extract: { root in extract(root).flatMap(path.extract) },
+            modify: { root, body in
+                var found = false
+                let present = modify(&root) { value in found = path.modify(&value, body) }
+                return present && found
+            })
+    }
+
+    @usableFromInline
+    init(
+        extract: @escaping @Sendable (Root) -> Value?,
+        modify: @escaping @Sendable (inout Root, (inout Value) -> Void) -> Bool
+    ) {
+        self.extract = extract
+        self.modify = modify
+    }
+}
+
+/// How a child feature's events travel inside its parent's: `embed` wraps a child's event in the
+/// parent's (usually an enum case), `extract` unwraps it, or returns `nil` for the parent's other
+/// events.
+///
+/// ```swift
+/// EventPath(embed: App.Event.pharmacies, extract: { if case .pharmacies(let event) = $0 { event } else { nil } })
+/// ```
+///
+/// With pointfreeco/swift-case-paths, a `@CasePathable` enum gives both:
+/// `EventPath(embed: App.Event.pharmacies, extract: \.pharmacies)`.
+public struct EventPath<Root: Sendable, Value: Sendable>: Sendable {
+    @usableFromInline let embed: @Sendable (Value) -> Root
+    @usableFromInline let extract: @Sendable (Root) -> Value?
+
+    /// A child's events wrapped by `embed` and found again by `extract`, which must return `nil`
+    /// for every event of the parent that `embed` did not make.
+    public init(embed: @escaping @Sendable (Value) -> Root, extract: @escaping @Sendable (Root) -> Value?) {
+        self.embed = embed
+        self.extract = extract
+    }
+}
