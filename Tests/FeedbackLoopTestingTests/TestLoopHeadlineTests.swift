@@ -6,7 +6,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct TestLoopHeadlineTests {
     @Test func theDefaultTimeoutIsSeconds() async {
         #expect(TestLoop<Ticker.State, Ticker.Event>.defaultTimeout == .seconds(2))
-        let loop = Ticker.testLoop(backend: .callback)
+        let loop = TestLoop(initial: Ticker.State(), reduce: Ticker.reduce, backend: .callback)
         #expect(loop.timeout == .seconds(2))
         await loop.finish()
     }

@@ -53,7 +53,7 @@ final class EmbeddingReceiver<Event: Sendable, Parent: Sendable>: EventReceiver 
     }
 
     @inlinable
-    func effectFinished(_ handle: EffectHandle, error: (any Error)?) {
-        parent.effectFinished(handle, error: error)
+    func finish(_ handle: EffectHandle, sending event: Event?) {
+        parent.finish(handle, sending: event.map(embed))
     }
 }

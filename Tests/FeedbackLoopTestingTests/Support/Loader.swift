@@ -58,6 +58,6 @@ extension Loader {
     static func testLoop(backend: Backend, exhaustivity: Exhaustivity = .on) -> TestLoop<State, Event> {
         TestLoop(
             initial: State(), reduce: reduce, feedbacks: feedbacks { _ in ["Boots"] },
-            backend: backend, exhaustivity: exhaustivity)
+            backend: backend, exhaustivity: exhaustivity, timeout: suiteTimeout)
     }
 }

@@ -52,6 +52,12 @@ extension Ticker {
         let timers = clock.map { Self.feedbacks(clock: $0) } ?? []
         return TestLoop(
             initial: State(), reduce: reduce, feedbacks: labeled ? timers.map { $0.labeled("ticker") } : timers,
-            backend: backend, exhaustivity: exhaustivity)
+            backend: backend, exhaustivity: exhaustivity, timeout: suiteTimeout)
     }
 }
+
+/// The bound the suite's test loops wait for a late event or for idle. Longer than the kit's
+/// 2-second default: the whole package's tests share two cores, and an actor loop's drain can wait
+/// seconds for a pool thread while other tests drain a million events. A passing test never
+/// waits for it; the tests of the default itself build their loops without it.
+let suiteTimeout: Duration = .seconds(10)
