@@ -3,7 +3,6 @@ import FeedbackBenchmarkScenarios
 import Dispatch
 import FeedbackLoop
 import Foundation
-import Synchronization
 
 /// `feedback-bench`: every scenario on every backend, side by side with the bare limit measured in
 /// the same run.
@@ -31,7 +30,10 @@ struct FeedbackBench: ParsableCommand {
     @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default all).")
     var scenarioNames: [String] = []
 
-    @Option(help: "External sends per throughput run; every other count scales from it. Overrides --size.")
+    // `.unconditional`: `--events -1` must reach the range check below, not be taken for a flag.
+    @Option(
+        parsing: .unconditional,
+        help: "External sends per throughput run (1 to 100,000,000); every other count scales from it. Overrides --size.")
     var events: Int?
 
     @Option(help: "small, medium or large (default medium: 1,000,000 events).")
@@ -40,10 +42,16 @@ struct FeedbackBench: ParsableCommand {
     @Option(help: "table, json or csv.")
     var format = "table"
 
-    @Option(help: "Write the report to this file instead of standard output.")
+    @Option(help: """
+        Write the report to this file (- for standard output). A regular file is replaced atomically; \
+        a link, FIFO or device is written through. Checked before the run starts.
+        """)
     var output: String?
 
-    @Option(help: "Print a report saved with --format json in --format's format, instead of running anything.")
+    @Option(help: """
+        Print a report saved with --format json in --format's format, instead of running anything; \
+        --backend and --scenario select from it.
+        """)
     var render: String?
 
     @Flag(help: """
@@ -67,6 +75,10 @@ struct FeedbackBench: ParsableCommand {
         var format: ReportFormat
         var workload: Workload?
         var render: String?
+        /// The backends and scenarios `--render` keeps; `nil` keeps all the report holds.
+        var renderBackends: [String]?
+        var renderScenarios: [Scenario]?
+        var destination: ReportDestination
     }
 
     func options() throws -> Options {
@@ -92,7 +104,11 @@ struct FeedbackBench: ParsableCommand {
             throw ValidationError("give either --events or --size, not both")
         case (let events?, nil):
             guard events > 0 else { throw ValidationError("--events must be a positive number, not \(events)") }
-            benchmarkSize = try BenchmarkSize(events: events)
+            do {
+                benchmarkSize = try BenchmarkSize(events: events)
+            } catch {
+                throw ValidationError("--events: \(error)")
+            }
         case (nil, let name?):
             guard let preset = BenchmarkSize.Preset(rawValue: name) else {
                 throw ValidationError("unknown size '\(name)'; use small, medium or large")
@@ -104,7 +120,7 @@ struct FeedbackBench: ParsableCommand {
         guard let reportFormat = ReportFormat(rawValue: format) else {
             throw ValidationError("unknown format '\(format)'; use table, json or csv")
         }
-        if let output, output.isEmpty { throw ValidationError("--output needs a file name") }
+        if let output, output.isEmpty { throw ValidationError("--output needs a file name (or - for standard output)") }
         var workload: Workload?
         if instructions {
             guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
@@ -119,20 +135,35 @@ struct FeedbackBench: ParsableCommand {
         }
         if let render, render.isEmpty { throw ValidationError("--render needs a file name") }
         if render != nil, instructions { throw ValidationError("--render and --instructions exclude each other") }
+        if render != nil, events != nil || size != nil {
+            throw ValidationError("--render prints the report's own figures; --events and --size do not apply")
+        }
+        let destination: ReportDestination
+        do {
+            destination = try output.map(ReportDestination.check) ?? .standardOutput
+        } catch {
+            throw ValidationError(error.description)
+        }
         return Options(
             backends: backends, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
-            render: render)
+            render: render,
+            renderBackends: backend == "all" ? nil : backends.map(\.rawValue),
+            renderScenarios: scenarioNames.isEmpty ? nil : scenarios,
+            destination: destination)
     }
 
     func run() throws {
         let options = try options()
-        let output = output
         let bare = bare
-        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        let minutes = BenchmarkSize.estimatedMinutes(events: options.size.events)
+        if options.workload == nil, options.render == nil, minutes >= 10 {
+            FileHandle.standardError.write(Data("feedback-bench: \(options.size.events) events: expect a run of about \(minutes) minutes\n".utf8))
+        }
+        let outcome = Lock<Result<Void, any Error>?>(nil)
         let finished = DispatchSemaphore(value: 0)
         Task {
             do {
-                try await Self.run(options, output: output, bare: bare)
+                try await Self.run(options, bare: bare)
                 outcome.withLock { $0 = .success(()) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -143,7 +174,7 @@ struct FeedbackBench: ParsableCommand {
         try outcome.withLock { $0! }.get()
     }
 
-    static func run(_ options: Options, output: String?, bare: Bool) async throws {
+    static func run(_ options: Options, bare: Bool) async throws {
         if let workload = options.workload {
             try await runChecked { try await workload.run(bare ? nil : options.backends[0], units: options.size.events) }
             return
@@ -151,9 +182,10 @@ struct FeedbackBench: ParsableCommand {
         let report: BenchmarkReport
         if let saved = options.render {
             do {
-                report = try JSONDecoder().decode(BenchmarkReport.self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
+                report = try SavedReport.select(
+                    SavedReport.read(saved), backends: options.renderBackends, scenarios: options.renderScenarios)
             } catch {
-                FileHandle.standardError.write(Data("feedback-bench: cannot read a report from \(saved): \(error)\n".utf8))
+                FileHandle.standardError.write(Data("feedback-bench: \(error)\n".utf8))
                 throw ExitCode.failure
             }
         } else {
@@ -167,15 +199,11 @@ struct FeedbackBench: ParsableCommand {
             }
         }
         let text = try options.format.render(report)
-        if let output {
-            do {
-                try text.write(toFile: output, atomically: true, encoding: .utf8)
-            } catch {
-                FileHandle.standardError.write(Data("feedback-bench: cannot write \(output): \(error)\n".utf8))
-                throw ExitCode.failure
-            }
-        } else {
-            print(text, terminator: "")
+        do {
+            try options.destination.write(text)
+        } catch {
+            FileHandle.standardError.write(Data("feedback-bench: \(error)\n".utf8))
+            throw ExitCode.failure
         }
         let failures = report.failures
         if !failures.isEmpty {
