@@ -166,8 +166,10 @@ import Testing
     }
 
     @Test func aFullDeviceIsAnErrorNotASuccess() throws {
+        // `#require`, not `#expect`: a regression to renaming over the destination would replace
+        // the machine's /dev/full with a regular file (the tests may run as root).
         let destination = try ReportDestination.check("/dev/full")
-        #expect(destination == .writingThrough(path: "/dev/full"))
+        try #require(destination == .writingThrough(path: "/dev/full"))
         #expect(throws: ReportDestination.Failure("cannot write the report to /dev/full: no space left on device")) {
             try destination.write("report\n")
         }
