@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // The benchmark's peer only (the `system` operator on OpenCombine); never the core library.
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         // MARK: The library
@@ -113,7 +115,11 @@ let package = Package(
         // MARK: Benchmarks (the package-benchmark suite is a separate package in Benchmarks/)
         .target(
             name: "FeedbackBenchmarkScenarios",
-            dependencies: ["FeedbackLoop", .product(name: "Histogram", package: "hdrhistogram-swift")]
+            dependencies: [
+                "FeedbackLoop",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
         ),
         .executableTarget(
             name: "feedback-bench",
@@ -124,7 +130,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackBenchmarkScenariosTests",
-            dependencies: ["FeedbackBenchmarkScenarios", "feedback-bench"]
+            dependencies: [
+                "FeedbackBenchmarkScenarios", "feedback-bench", .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

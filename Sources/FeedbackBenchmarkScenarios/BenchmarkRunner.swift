@@ -12,11 +12,17 @@ public struct BenchmarkRunner: Sendable {
     public var size: BenchmarkSize
     public var backends: [Backend]
     public var scenarios: [Scenario]
+    /// Whether the peer (``CombineSystem`` on OpenCombine) runs too, as its own column.
+    public var peer: Bool
 
-    public init(size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.allCases) {
+    public init(
+        size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.allCases,
+        peer: Bool = false
+    ) {
         self.size = size
         self.backends = backends
         self.scenarios = scenarios
+        self.peer = peer
     }
 
     /// Runs every scenario, or throws the first ``ScenarioFailure``.
@@ -31,18 +37,18 @@ public struct BenchmarkRunner: Sendable {
             date: Self.timestamp(),
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
-            backends: backends.map(\.rawValue),
+            backends: backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
             scenarios: reports)
     }
 
     public func run(_ scenario: Scenario, progress: Progress = { _ in }) async throws -> ScenarioReport {
         switch scenario {
-        case .throughput: try await ThroughputScenario(size: size).run(backends: backends, progress: progress)
-        case .pingpong: try await PingPongScenario(size: size).run(backends: backends, progress: progress)
-        case .fanout: try await FanoutScenario(size: size).run(backends: backends, progress: progress)
+        case .throughput: try await ThroughputScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .pingpong: try await PingPongScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .fanout: try await FanoutScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .latency: try await LatencyScenario(size: size).run(backends: backends, progress: progress)
-        case .cancellation: try await CancellationScenario(size: size).run(backends: backends, progress: progress)
-        case .loops: try await LoopsScenario(size: size).run(backends: backends, progress: progress)
+        case .cancellation: try await CancellationScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .loops: try await LoopsScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         }
     }
 

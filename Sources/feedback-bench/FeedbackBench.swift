@@ -24,7 +24,7 @@ struct FeedbackBench: ParsableCommand {
             Scenarios: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).
             """)
 
-    @Option(help: "callback, actor or all.")
+    @Option(help: "callback, actor, opencombine (the peer) or all.")
     var backend = "all"
 
     @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default all).")
@@ -55,10 +55,13 @@ struct FeedbackBench: ParsableCommand {
     var render: String?
 
     @Flag(help: """
-        Run one scenario's peer workload (throughput: W1, pingpong: W2, cancellation: W3) once, \
-        untimed and checked, for valgrind callgrind; --events sets the units.
+        Run one workload once, untimed and checked, for valgrind callgrind: --workload, or the \
+        --scenario's (throughput: W1, pingpong: W2, cancellation: W3); --events sets the units.
         """)
     var instructions = false
+
+    @Option(help: "With --instructions: w1, w2, w3 or w3-callback (W3 with a .callback effect).")
+    var workload: String?
 
     @Flag(help: "With --instructions: run the bare limit instead of a backend.")
     var bare = false
@@ -70,10 +73,14 @@ struct FeedbackBench: ParsableCommand {
     /// The parsed, checked options.
     struct Options: Sendable {
         var backends: [Backend]
+        /// Whether the peer runs (`--backend all` or `opencombine`).
+        var peer: Bool
         var scenarios: [Scenario]
         var size: BenchmarkSize
         var format: ReportFormat
         var workload: Workload?
+        /// Who runs `workload`.
+        var contender: Contender?
         var render: String?
         /// The backends and scenarios `--render` keeps; `nil` keeps all the report holds.
         var renderBackends: [String]?
@@ -83,12 +90,16 @@ struct FeedbackBench: ParsableCommand {
 
     func options() throws -> Options {
         let backends: [Backend]
+        let peer: Bool
         if backend == "all" {
-            backends = Backend.allCases
+            (backends, peer) = (Backend.allCases, true)
+        } else if backend == PeerSystems.name {
+            (backends, peer) = ([], true)
         } else if let one = Backend(rawValue: backend) {
-            backends = [one]
+            (backends, peer) = ([one], false)
         } else {
-            throw ValidationError("unknown backend '\(backend)'; use \(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or all")
+            let names = Backend.allCases.map(\.rawValue) + [PeerSystems.name]
+            throw ValidationError("unknown backend '\(backend)'; use \(names.joined(separator: ", ")) or all")
         }
         var scenarios: [Scenario] = []
         for name in scenarioNames {
@@ -122,16 +133,34 @@ struct FeedbackBench: ParsableCommand {
         }
         if let output, output.isEmpty { throw ValidationError("--output needs a file name (or - for standard output)") }
         var workload: Workload?
+        var contender: Contender?
         if instructions {
-            guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
-                throw ValidationError("--instructions needs exactly one --scenario: throughput, pingpong or cancellation")
+            if let name = self.workload {
+                guard let named = Workload(rawValue: name) else {
+                    throw ValidationError("unknown workload '\(name)'; use \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                guard scenarioNames.isEmpty else { throw ValidationError("give either --workload or --scenario, not both") }
+                workload = named
+            } else {
+                guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
+                    throw ValidationError("--instructions needs --workload or exactly one --scenario: throughput, pingpong or cancellation")
+                }
+                workload = only
             }
-            guard bare || backends.count == 1 else {
-                throw ValidationError("--instructions needs one --backend (callback or actor) or --bare")
+            if bare {
+                guard backend == "all" else { throw ValidationError("give either --bare or --backend, not both") }
+                contender = .bare
+            } else if backends.count == 1, !peer {
+                contender = .backend(backends[0])
+            } else if backends.isEmpty, peer {
+                contender = .peer
+            } else {
+                throw ValidationError("--instructions needs one --backend (\(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or \(PeerSystems.name)) or --bare")
             }
-            workload = only
         } else if bare {
             throw ValidationError("--bare only goes with --instructions")
+        } else if self.workload != nil {
+            throw ValidationError("--workload only goes with --instructions")
         }
         if let render, render.isEmpty { throw ValidationError("--render needs a file name") }
         if render != nil, instructions { throw ValidationError("--render and --instructions exclude each other") }
@@ -145,16 +174,15 @@ struct FeedbackBench: ParsableCommand {
             throw ValidationError(error.description)
         }
         return Options(
-            backends: backends, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
-            render: render,
-            renderBackends: backend == "all" ? nil : backends.map(\.rawValue),
+            backends: backends, peer: peer, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
+            contender: contender, render: render,
+            renderBackends: backend == "all" ? nil : backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
             renderScenarios: scenarioNames.isEmpty ? nil : scenarios,
             destination: destination)
     }
 
     func run() throws {
         let options = try options()
-        let bare = bare
         let minutes = BenchmarkSize.estimatedMinutes(events: options.size.events)
         if options.workload == nil, options.render == nil, minutes >= 10 {
             FileHandle.standardError.write(Data("feedback-bench: \(options.size.events) events: expect a run of about \(minutes) minutes\n".utf8))
@@ -163,7 +191,7 @@ struct FeedbackBench: ParsableCommand {
         let finished = DispatchSemaphore(value: 0)
         Task {
             do {
-                try await Self.run(options, bare: bare)
+                try await Self.run(options)
                 outcome.withLock { $0 = .success(()) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -174,9 +202,9 @@ struct FeedbackBench: ParsableCommand {
         try outcome.withLock { $0! }.get()
     }
 
-    static func run(_ options: Options, bare: Bool) async throws {
-        if let workload = options.workload {
-            try await runChecked { try await workload.run(bare ? nil : options.backends[0], units: options.size.events) }
+    static func run(_ options: Options) async throws {
+        if let workload = options.workload, let contender = options.contender {
+            try await runChecked { try await workload.run(contender, units: options.size.events) }
             return
         }
         let report: BenchmarkReport
@@ -189,7 +217,8 @@ struct FeedbackBench: ParsableCommand {
                 throw ExitCode.failure
             }
         } else {
-            let runner = BenchmarkRunner(size: options.size, backends: options.backends, scenarios: options.scenarios)
+            let runner = BenchmarkRunner(
+                size: options.size, backends: options.backends, scenarios: options.scenarios, peer: options.peer)
             let start = Date()
             report = try await runChecked {
                 try await runner.run { line in

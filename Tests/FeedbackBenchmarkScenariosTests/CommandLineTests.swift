@@ -26,6 +26,10 @@ import Testing
         (["--events", "10", "--size", "small"], "either --events or --size"),
         (["--bare"], "--bare only goes with --instructions"),
         (["--instructions"], "exactly one --scenario"),
+        (["--instructions", "--workload", "w9", "--bare"], "unknown workload 'w9'"),
+        (["--instructions", "--workload", "w1", "--scenario", "throughput", "--bare"], "either --workload or --scenario"),
+        (["--instructions", "--workload", "w1", "--bare", "--backend", "actor"], "either --bare or --backend"),
+        (["--workload", "w1"], "--workload only goes with --instructions"),
         (["--instructions", "--scenario", "latency", "--backend", "actor"], "exactly one --scenario"),
         (["--instructions", "--scenario", "throughput"], "one --backend"),
         (["--output", ""], "--output needs a file name (or - for standard output)"),
@@ -48,6 +52,7 @@ import Testing
         let command = try #require(try FeedbackBench.parseAsRoot([]) as? FeedbackBench)
         let options = try command.options()
         #expect(options.backends == Backend.allCases)
+        #expect(options.peer)
         #expect(options.scenarios == Scenario.allCases)
         #expect(options.size == BenchmarkSize(preset: .medium))
         #expect(options.format == .table)
@@ -65,5 +70,26 @@ import Testing
         #expect(options.size.events == 5_000)
         #expect(options.format == .csv)
         #expect(options.workload == .w3)
+        #expect(options.contender == .backend(.actor))
+        #expect(!options.peer)
+    }
+
+    @Test(arguments: [
+        (["--workload", "w3-callback", "--backend", "opencombine"], Workload.w3callback, Contender.peer),
+        (["--workload", "w2", "--bare"], .w2, .bare),
+        (["--scenario", "throughput", "--backend", "callback"], .w1, .backend(.callback)),
+    ])
+    func instructionsNameAWorkloadAndWhoRunsIt(arguments: [String], workload: Workload, contender: Contender) throws {
+        let command = try #require(try FeedbackBench.parseAsRoot(["--instructions"] + arguments) as? FeedbackBench)
+        let options = try command.options()
+        #expect(options.workload == workload)
+        #expect(options.contender == contender)
+    }
+
+    @Test func thePeerAloneIsABackendChoice() throws {
+        let command = try #require(try FeedbackBench.parseAsRoot(["--backend", "opencombine"]) as? FeedbackBench)
+        let options = try command.options()
+        #expect(options.backends.isEmpty)
+        #expect(options.peer)
     }
 }

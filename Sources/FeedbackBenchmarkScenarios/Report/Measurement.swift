@@ -64,11 +64,20 @@ public struct ScenarioReport: Codable, Sendable, Hashable {
     /// ``ScenarioFailure`` is recorded instead of ending the whole benchmark run, so one engine bug
     /// does not hide every other figure. Any other error ends the run.
     mutating func measure(_ backend: Backend, _ body: (inout ScenarioReport) async throws -> Void) async throws {
-        guard !failures.contains(where: { $0.hasPrefix("\(backend.rawValue):") }) else { return }
+        try await measure(column: backend.rawValue, body)
+    }
+
+    /// ``measure(_:_:)`` for the peer's column.
+    mutating func measurePeer(_ body: (inout ScenarioReport) async throws -> Void) async throws {
+        try await measure(column: PeerSystems.name, body)
+    }
+
+    private mutating func measure(column: String, _ body: (inout ScenarioReport) async throws -> Void) async throws {
+        guard !failures.contains(where: { $0.hasPrefix("\(column):") }) else { return }
         do {
             try await body(&self)
         } catch let failure as ScenarioFailure {
-            failures.append("\(backend.rawValue): \(failure)")
+            failures.append("\(column): \(failure)")
         }
     }
 

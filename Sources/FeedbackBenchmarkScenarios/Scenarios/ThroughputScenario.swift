@@ -12,7 +12,7 @@ public struct ThroughputScenario: Sendable {
 
     public init(size: BenchmarkSize) { self.size = size }
 
-    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+    public func run(backends: [Backend], peer: Bool = false, progress: Progress) async throws -> ScenarioReport {
         var report = ScenarioReport(scenario: .throughput, limit: "bare reducer loop (4 senders: behind one lock)")
         for senders in Self.senderCounts {
             let label = senders == 1 ? "1 sender" : "\(senders) senders"
@@ -32,6 +32,16 @@ public struct ThroughputScenario: Sendable {
                     report.record(label, "Mevents/s", .higher, backend: backend.rawValue, value: 1_000 / nanoseconds)
                 }
             }
+            if peer {
+                try await report.measurePeer { report in
+                    progress("throughput: \(label), \(PeerSystems.name)")
+                    let nanoseconds = try await median(of: size.repetitions) {
+                        try await Self.measurePeer(events: size.events, senders: senders)
+                    }
+                    report.record(label, "ns/event", .lower, backend: PeerSystems.name, value: nanoseconds)
+                    report.record(label, "Mevents/s", .higher, backend: PeerSystems.name, value: 1_000 / nanoseconds)
+                }
+            }
         }
         return report
     }
@@ -49,6 +59,22 @@ public struct ThroughputScenario: Sendable {
         }
         try check(backend, senders: senders, sent: events, loop: loop)
         await loop.stop()
+        return Double(elapsed) / Double(events)
+    }
+
+    /// The peer's nanoseconds per event. It reduces on the sending thread (or on the one already
+    /// reducing), so when every sender has returned every event has been reduced.
+    public static func measurePeer(events: Int, senders: Int) async throws -> Double {
+        let loop = PeerSystems.counter()
+        let shares = split(events, into: senders)
+        let elapsed = await Nanoseconds.measure {
+            await onDedicatedThreads(senders) { sender in
+                for _ in 0..<shares[sender] { loop.send(1) }
+            }
+        }
+        try PeerCheck(run: "throughput, \(senders) senders, \(PeerSystems.name)", expectedState: events, finalState: loop.state, reduced: loop.reduced)
+            .validate()
+        loop.stop()
         return Double(elapsed) / Double(events)
     }
 

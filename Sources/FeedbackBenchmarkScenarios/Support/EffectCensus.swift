@@ -43,19 +43,30 @@ public final class EffectCensus: Sendable {
     /// cancellation. Parked on a continuation, not in `Task.sleep`, which would keep ~0.8 KB per
     /// cancelled sleeper until its deadline and show up as a leak in the RSS figures.
     func parkUntilCancelled(generation: Int = 0) async {
-        started.add(1, ordering: .releasing)
+        began()
         let slot = ParkingSlot()
         await withTaskCancellationHandler {
             await slot.park()
         } onCancel: {
-            // A slot still 0 means no state change caused this cancellation (the loop stopped).
-            if let stamps, let cancellationLatency, case let changed = stamps[generation + 1], changed != 0 {
-                let now = Nanoseconds.now()
-                cancellationLatency.record(now > changed ? now - changed : 0)
-            }
-            cancelled.add(1, ordering: .releasing)
+            ended(generation: generation)
             slot.release()
         }
+    }
+
+    /// A never-ending effect's body began: a task's, or a callback effect's (which has no task).
+    func began() {
+        started.add(1, ordering: .releasing)
+    }
+
+    /// The never-ending effect of `generation` saw its cancellation. With stamps, records the time
+    /// since the state change that caused it; a stamp still 0 means no state change did (the loop
+    /// stopped).
+    func ended(generation: Int) {
+        if let stamps, let cancellationLatency, case let changed = stamps[generation + 1], changed != 0 {
+            let now = Nanoseconds.now()
+            cancellationLatency.record(now > changed ? now - changed : 0)
+        }
+        cancelled.add(1, ordering: .releasing)
     }
 }
 
