@@ -14,11 +14,14 @@ public struct BenchmarkRunner: Sendable {
     public var scenarios: [Scenario]
     /// Whether the peer (``CombineSystem`` on OpenCombine) runs too, as its own column.
     public var peer: Bool
+    /// The malloc this process runs on, recorded in the report (the command line chooses it).
+    public var allocator: String
 
     public init(
         size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.allCases,
-        peer: Bool = false
+        peer: Bool = false, allocator: String = "system"
     ) {
+        self.allocator = allocator
         self.size = size
         self.backends = backends
         self.scenarios = scenarios
@@ -28,6 +31,7 @@ public struct BenchmarkRunner: Sendable {
     /// Runs every scenario, or throws the first ``ScenarioFailure``.
     public func run(progress: Progress = { _ in }) async throws -> BenchmarkReport {
         var reports: [ScenarioReport] = []
+        let loadBefore = Self.loadAverage()
         for scenario in scenarios {
             let start = Nanoseconds.now()
             reports.append(try await run(scenario, progress: progress))
@@ -38,7 +42,15 @@ public struct BenchmarkRunner: Sendable {
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
             backends: backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
-            scenarios: reports)
+            scenarios: reports,
+            allocator: allocator,
+            loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })
+    }
+
+    /// The 1-minute load average, from getloadavg(3).
+    static func loadAverage() -> Double? {
+        var loads = [0.0, 0.0, 0.0]
+        return getloadavg(&loads, 3) > 0 ? loads[0] : nil
     }
 
     public func run(_ scenario: Scenario, progress: Progress = { _ in }) async throws -> ScenarioReport {

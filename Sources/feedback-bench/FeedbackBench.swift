@@ -43,6 +43,12 @@ struct FeedbackBench: ParsableCommand {
     var format = "table"
 
     @Option(help: """
+        system or jemalloc: jemalloc re-runs the command with Debian's libjemalloc.so.2 preloaded \
+        (install libjemalloc-dev); the report records the allocator.
+        """)
+    var allocator = "system"
+
+    @Option(help: """
         Write the report to this file (- for standard output). A regular file is replaced atomically; \
         a link, FIFO or device is written through. Checked before the run starts.
         """)
@@ -82,6 +88,7 @@ struct FeedbackBench: ParsableCommand {
         /// Who runs `workload`.
         var contender: Contender?
         var render: String?
+        var allocator: Allocator
         /// The backends and scenarios `--render` keeps; `nil` keeps all the report holds.
         var renderBackends: [String]?
         var renderScenarios: [Scenario]?
@@ -167,6 +174,12 @@ struct FeedbackBench: ParsableCommand {
         if render != nil, events != nil || size != nil {
             throw ValidationError("--render prints the report's own figures; --events and --size do not apply")
         }
+        guard let chosenAllocator = Allocator(rawValue: allocator) else {
+            throw ValidationError("unknown allocator '\(allocator)'; use system or jemalloc")
+        }
+        if render != nil, chosenAllocator != .system {
+            throw ValidationError("--render prints a saved report; --allocator does not apply")
+        }
         let destination: ReportDestination
         do {
             destination = try output.map(ReportDestination.check) ?? .standardOutput
@@ -175,7 +188,7 @@ struct FeedbackBench: ParsableCommand {
         }
         return Options(
             backends: backends, peer: peer, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
-            contender: contender, render: render,
+            contender: contender, render: render, allocator: chosenAllocator,
             renderBackends: backend == "all" ? nil : backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
             renderScenarios: scenarioNames.isEmpty ? nil : scenarios,
             destination: destination)
@@ -183,6 +196,14 @@ struct FeedbackBench: ParsableCommand {
 
     func run() throws {
         let options = try options()
+        if options.render == nil {
+            do {
+                try options.allocator.activate()
+            } catch {
+                FileHandle.standardError.write(Data("feedback-bench: \(error)\n".utf8))
+                throw ExitCode.failure
+            }
+        }
         let minutes = BenchmarkSize.estimatedMinutes(events: options.size.events)
         if options.workload == nil, options.render == nil, minutes >= 10 {
             FileHandle.standardError.write(Data("feedback-bench: \(options.size.events) events: expect a run of about \(minutes) minutes\n".utf8))
@@ -218,7 +239,8 @@ struct FeedbackBench: ParsableCommand {
             }
         } else {
             let runner = BenchmarkRunner(
-                size: options.size, backends: options.backends, scenarios: options.scenarios, peer: options.peer)
+                size: options.size, backends: options.backends, scenarios: options.scenarios, peer: options.peer,
+                allocator: options.allocator.rawValue)
             let start = Date()
             report = try await runChecked {
                 try await runner.run { line in

@@ -34,6 +34,8 @@ import Testing
         (["--instructions", "--scenario", "throughput"], "one --backend"),
         (["--output", ""], "--output needs a file name (or - for standard output)"),
         (["--frobnicate"], "frobnicate"),
+        (["--allocator", "tcmalloc"], "unknown allocator 'tcmalloc'; use system or jemalloc"),
+        (["--render", "r.json", "--allocator", "jemalloc"], "--allocator does not apply"),
         (["--render", ""], "--render needs a file name"),
         (["--render", "r.json", "--instructions", "--scenario", "pingpong", "--bare"], "exclude each other"),
     ])

@@ -117,6 +117,33 @@ import Testing
         #expect(try SavedReport.read(saved) == Self.report(value: 9.3e18))
     }
 
+    // MARK: --allocator (issue 16, item 2)
+
+    @Test func aMissingJemallocSaysWhatToInstall() throws {
+        #expect(throws: Allocator.Failure.self) { try Allocator.locateJemalloc(candidates: ["/nonexistent/libjemalloc.so.2"]) }
+        do {
+            _ = try Allocator.locateJemalloc(candidates: ["/nonexistent/libjemalloc.so.2"])
+        } catch {
+            #expect(error.description.contains("apt-get install libjemalloc-dev"))
+            #expect(error.description.contains("/nonexistent/libjemalloc.so.2"))
+        }
+        #expect(try Allocator.locateJemalloc(candidates: ["/nonexistent", "/dev/null"]) == "/dev/null")
+        // The test process runs on glibc's malloc.
+        #expect(!Allocator.jemallocIsLoaded)
+    }
+
+    @Test func theReportRecordsTheAllocatorAndTheLoad() throws {
+        var report = Self.report(value: 48)
+        report.allocator = "jemalloc"
+        report.loadAverage = [1.5, 9.25]
+        let table = try ReportFormat.table.render(report)
+        #expect(table.hasPrefix("feedback-bench 2026-11-24T00:00:00Z, 2 processors, 10000 events, allocator jemalloc, load average 1.5 → 9.2\n"))
+        // Reports saved before the allocator was recorded still render.
+        let json = try ReportFormat.json.render(Self.report(value: 48))
+        #expect(!json.contains("allocator"))
+        #expect(try JSONDecoder().decode(BenchmarkReport.self, from: Data(json.utf8)).allocator == nil)
+    }
+
     // MARK: --output (item 7)
 
     @Test func aRegularFileIsReplacedAtomicallyAndKeepsItsMode() throws {

@@ -110,17 +110,28 @@ public struct BenchmarkReport: Codable, Sendable, Hashable {
     public var size: BenchmarkSize
     public var backends: [String]
     public var scenarios: [ScenarioReport]
+    /// The malloc the run used (`system` or `jemalloc`); absent in reports from before it was
+    /// recorded.
+    public var allocator: String?
+    /// The machine's 1-minute load average when the run began and when it ended: on a shared
+    /// machine, the context that says how much of a latency tail is other work.
+    public var loadAverage: [Double]?
 
     /// Every failed run, scenario by scenario. A report with failures is not a benchmark result.
     public var failures: [String] {
         scenarios.flatMap { scenario in scenario.failures.map { "\(scenario.scenario): \($0)" } }
     }
 
-    public init(date: String, processors: Int, size: BenchmarkSize, backends: [String], scenarios: [ScenarioReport]) {
+    public init(
+        date: String, processors: Int, size: BenchmarkSize, backends: [String], scenarios: [ScenarioReport],
+        allocator: String? = nil, loadAverage: [Double]? = nil
+    ) {
         self.date = date
         self.processors = processors
         self.size = size
         self.backends = backends
         self.scenarios = scenarios
+        self.allocator = allocator
+        self.loadAverage = loadAverage
     }
 }

@@ -20,7 +20,12 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
     }
 
     static func table(_ report: BenchmarkReport) -> String {
-        var out = "feedback-bench \(report.date), \(report.processors) processors, \(report.size.events) events\n"
+        var out = "feedback-bench \(report.date), \(report.processors) processors, \(report.size.events) events"
+        if let allocator = report.allocator { out += ", allocator \(allocator)" }
+        if let load = report.loadAverage, !load.isEmpty {
+            out += ", load average " + load.map { String(format: "%.1f", $0) }.joined(separator: " → ")
+        }
+        out += "\n"
         for scenario in report.scenarios {
             out += "\n### \(scenario.scenario) — \(scenario.scenario.summary)\nlimit: \(scenario.limit)\n\n"
             var header = ["case", "metric", "limit"]
