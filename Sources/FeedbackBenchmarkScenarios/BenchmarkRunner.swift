@@ -16,9 +16,11 @@ public struct BenchmarkRunner: Sendable {
     public var peer: Bool
     /// The malloc this process runs on, recorded in the report (the command line chooses it).
     public var allocator: String
+    /// The most live loops the `scaling` scenario grows to.
+    public var scalingLoops = ScalingScenario.defaultMaxLoops
 
     public init(
-        size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.allCases,
+        size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.defaultCases,
         peer: Bool = false, allocator: String = "system"
     ) {
         self.allocator = allocator
@@ -61,6 +63,7 @@ public struct BenchmarkRunner: Sendable {
         case .latency: try await LatencyScenario(size: size).run(backends: backends, progress: progress)
         case .cancellation: try await CancellationScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .loops: try await LoopsScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .scaling: try await ScalingScenario(size: size, maxLoops: scalingLoops).run(backends: backends, progress: progress)
         }
     }
 

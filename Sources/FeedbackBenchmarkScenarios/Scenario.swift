@@ -13,6 +13,13 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
     case cancellation
     /// Many idle loops: memory and create/stop time per loop.
     case loops
+    /// Throughput and p99 as live loops grow from 1 to `--loops` (idle and active) and senders
+    /// from 1 to 8. Not in the default run: ask for it with `--scenario scaling`.
+    case scaling
+
+    /// What runs when no `--scenario` is named: every scenario but `scaling`, which keeps the
+    /// default run near a minute.
+    public static let defaultCases: [Scenario] = allCases.filter { $0 != .scaling }
 
     public var description: String { rawValue }
 
@@ -25,6 +32,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
         case .latency: "open-loop send -> state observed, from the intended send time, with background loops"
         case .cancellation: "switch-latest churn, set-based churn, stop under load"
         case .loops: "idle loops: memory and create+stop per loop"
+        case .scaling: "throughput and p99 as live loops (idle, active) and senders grow"
         }
     }
 }

@@ -21,7 +21,8 @@ struct FeedbackBench: ParsableCommand {
             for the asynchronous scenarios), each backend's figure and its ratio to the limit. Every run \
             checks its result and exits 1 instead of printing figures from a broken run.
 
-            Scenarios: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).
+            Scenarios: \(Scenario.defaultCases.map(\.rawValue).joined(separator: ", ")), and scaling (only when \
+            named: --scenario scaling, with --loops).
             """)
 
     @Option(help: "callback, actor, opencombine (the peer) or all.")
@@ -35,6 +36,11 @@ struct FeedbackBench: ParsableCommand {
         parsing: .unconditional,
         help: "External sends per throughput run (1 to 100,000,000); every other count scales from it. Overrides --size.")
     var events: Int?
+
+    @Option(
+        parsing: .unconditional,
+        help: "With --scenario scaling: the most live loops (1 to 1,000,000; default 100,000).")
+    var loops: Int?
 
     @Option(help: "small, medium or large (default medium: 1,000,000 events).")
     var size: String?
@@ -89,6 +95,7 @@ struct FeedbackBench: ParsableCommand {
         var contender: Contender?
         var render: String?
         var allocator: Allocator
+        var scalingLoops: Int
         /// The backends and scenarios `--render` keeps; `nil` keeps all the report holds.
         var renderBackends: [String]?
         var renderScenarios: [Scenario]?
@@ -115,7 +122,7 @@ struct FeedbackBench: ParsableCommand {
             }
             if !scenarios.contains(scenario) { scenarios.append(scenario) }
         }
-        if scenarios.isEmpty { scenarios = Scenario.allCases }
+        if scenarios.isEmpty { scenarios = Scenario.defaultCases }
         let benchmarkSize: BenchmarkSize
         switch (events, size) {
         case (_?, _?):
@@ -174,6 +181,12 @@ struct FeedbackBench: ParsableCommand {
         if render != nil, events != nil || size != nil {
             throw ValidationError("--render prints the report's own figures; --events and --size do not apply")
         }
+        if let loops {
+            guard scenarios.contains(.scaling) else { throw ValidationError("--loops only goes with --scenario scaling") }
+            guard (1...ScalingScenario.maximumLoops).contains(loops) else {
+                throw ValidationError("--loops must be between 1 and \(ScalingScenario.maximumLoops), not \(loops)")
+            }
+        }
         guard let chosenAllocator = Allocator(rawValue: allocator) else {
             throw ValidationError("unknown allocator '\(allocator)'; use system or jemalloc")
         }
@@ -189,6 +202,7 @@ struct FeedbackBench: ParsableCommand {
         return Options(
             backends: backends, peer: peer, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
             contender: contender, render: render, allocator: chosenAllocator,
+            scalingLoops: loops ?? ScalingScenario.defaultMaxLoops,
             renderBackends: backend == "all" ? nil : backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
             renderScenarios: scenarioNames.isEmpty ? nil : scenarios,
             destination: destination)
@@ -238,9 +252,10 @@ struct FeedbackBench: ParsableCommand {
                 throw ExitCode.failure
             }
         } else {
-            let runner = BenchmarkRunner(
+            var runner = BenchmarkRunner(
                 size: options.size, backends: options.backends, scenarios: options.scenarios, peer: options.peer,
                 allocator: options.allocator.rawValue)
+            runner.scalingLoops = options.scalingLoops
             let start = Date()
             report = try await runChecked {
                 try await runner.run { line in

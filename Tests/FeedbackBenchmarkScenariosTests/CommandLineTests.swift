@@ -34,6 +34,10 @@ import Testing
         (["--instructions", "--scenario", "throughput"], "one --backend"),
         (["--output", ""], "--output needs a file name (or - for standard output)"),
         (["--frobnicate"], "frobnicate"),
+        (["--loops", "10"], "--loops only goes with --scenario scaling"),
+        (["--scenario", "scaling", "--loops", "0"], "--loops must be between 1 and 1000000, not 0"),
+        (["--scenario", "scaling", "--loops", "-3"], "--loops must be between 1 and 1000000, not -3"),
+        (["--scenario", "scaling", "--loops", "1000001"], "--loops must be between 1 and 1000000"),
         (["--allocator", "tcmalloc"], "unknown allocator 'tcmalloc'; use system or jemalloc"),
         (["--render", "r.json", "--allocator", "jemalloc"], "--allocator does not apply"),
         (["--render", ""], "--render needs a file name"),
@@ -55,7 +59,7 @@ import Testing
         let options = try command.options()
         #expect(options.backends == Backend.allCases)
         #expect(options.peer)
-        #expect(options.scenarios == Scenario.allCases)
+        #expect(options.scenarios == Scenario.allCases.filter { $0 != .scaling })
         #expect(options.size == BenchmarkSize(preset: .medium))
         #expect(options.format == .table)
         #expect(options.workload == nil)

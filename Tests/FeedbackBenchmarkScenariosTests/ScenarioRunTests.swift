@@ -11,7 +11,8 @@ import Testing
 
     @Test(arguments: Scenario.allCases, Backend.allCases)
     func scenarioPassesItsChecksAndReportsEveryRow(scenario: Scenario, backend: Backend) async throws {
-        let runner = BenchmarkRunner(size: Self.tiny, backends: [backend], scenarios: [scenario])
+        var runner = BenchmarkRunner(size: Self.tiny, backends: [backend], scenarios: [scenario])
+        runner.scalingLoops = 100
         let report = try await runner.run(scenario)
         #expect(report.scenario == scenario)
         #expect(!report.rows.isEmpty)
@@ -38,14 +39,15 @@ import Testing
     /// except the cancellation parts its design has no counterpart for.
     @Test(arguments: Scenario.allCases)
     func thePeerReportsBesideTheBackends(scenario: Scenario) async throws {
-        let runner = BenchmarkRunner(size: Self.tiny, backends: [.callback], scenarios: [scenario], peer: true)
+        var runner = BenchmarkRunner(size: Self.tiny, backends: [.callback], scenarios: [scenario], peer: true)
+        runner.scalingLoops = 10
         let report = try await runner.run()
         #expect(report.backends == ["callback", "opencombine"])
         #expect(report.failures.isEmpty)
         let rows = report.scenarios[0].rows
         let withPeer = rows.filter { $0.values["opencombine"] != nil }
         switch scenario {
-        case .latency:
+        case .latency, .scaling:
             #expect(withPeer.isEmpty)
         case .cancellation:
             #expect(withPeer.allSatisfy { $0.label.hasPrefix("switch-latest") })

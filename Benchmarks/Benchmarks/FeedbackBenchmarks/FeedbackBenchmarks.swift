@@ -4,8 +4,14 @@ import FeedbackLoop
 
 /// The feedback-bench scenarios as package-benchmark benchmarks: wall clock, throughput and malloc
 /// counts per iteration, each iteration a fixed amount of work so that counts per iteration divide
-/// into counts per event. `check-allocations.sh` gates on the W1 allocation counts; nothing here
-/// gates on time.
+/// into counts per event.
+///
+/// The CI gate is package-benchmark's own static thresholds check (`swift package benchmark
+/// thresholds check`): the p90 malloc count of each benchmark in `Thresholds/` against the file,
+/// within the tolerance set here. Only the deterministic metric is gated, and only where it is
+/// deterministic: on `callback` every allocation is the engine's own; on `actor` the count follows
+/// how often the scheduler wakes the drain, so only W1 (whose steady-state goal is ≤ 0.05 per
+/// event) has a file. Nothing gates on time. `update-thresholds.sh` rewrites the files.
 ///
 /// `latency` is left to feedback-bench: an open-loop run at a fixed rate does not fit the
 /// iterate-and-measure model.
@@ -17,8 +23,17 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.wallClock, .throughput, .mallocCountTotal],
         warmupIterations: 3,
         maxDuration: .seconds(1),
-        maxIterations: 2_000
+        maxIterations: 2_000,
+        // A few allocations of slack per iteration: set churn, W3 and stop vary by a few per
+        // thousand units with the order in which tasks end.
+        thresholds: [.mallocCountTotal: .init(relative: [.p90: 5.0], absolute: [.p90: 20])]
     )
+    /// W1's tolerances encode the goals of issue 4 around the stored p90: none at all on
+    /// `callback` (0 allocations per send), and on `actor` up to 50 per 1,000 sends, the goal of
+    /// ≤ 0.05 per event, above the stored 7.
+    func w1Thresholds(_ backend: Backend) -> [BenchmarkMetric: BenchmarkThresholds] {
+        [.mallocCountTotal: .init(absolute: [.p90: backend == .callback ? 0 : 43])]
+    }
 
     for backend in Backend.allCases {
         // W1 in steady state: the loop exists and has drained before the first iteration, so the
@@ -29,6 +44,7 @@ let benchmarks: @Sendable () -> Void = {
         // continuation), which makes the actor figure an upper bound.
         Benchmark(
             "W1 send \(backend)",
+            configuration: .init(thresholds: w1Thresholds(backend)),
             closure: { (benchmark: Benchmark, loop: Loop<Int, Int>) async in
                 if backend == .callback {
                     benchmark.startMeasurement()
