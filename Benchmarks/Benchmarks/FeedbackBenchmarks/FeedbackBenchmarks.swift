@@ -24,15 +24,17 @@ let benchmarks: @Sendable () -> Void = {
         warmupIterations: 3,
         maxDuration: .seconds(1),
         maxIterations: 2_000,
-        // A few allocations of slack per iteration: set churn, W3 and stop vary by a few per
-        // thousand units with the order in which tasks end.
-        thresholds: [.mallocCountTotal: .init(relative: [.p90: 5.0], absolute: [.p90: 20])]
+        // 10 % of slack: W3, set churn and stop vary by a few allocations per thousand units with
+        // the order in which tasks end. (A relative and an absolute tolerance would each fail the
+        // check on their own, so there is only one.)
+        thresholds: [.mallocCountTotal: .init(relative: [.p90: 10.0])]
     )
     /// W1's tolerances encode the goals of issue 4 around the stored p90: none at all on
-    /// `callback` (0 allocations per send), and on `actor` up to 50 per 1,000 sends, the goal of
-    /// ≤ 0.05 per event, above the stored 7.
+    /// `callback` (0 allocations per send), and on `actor` 42 above the stored 8, so that the gate
+    /// is the goal of ≤ 0.05 allocations per event (50 per 1,000 sends). Revisit the 42 when the
+    /// stored figure changes.
     func w1Thresholds(_ backend: Backend) -> [BenchmarkMetric: BenchmarkThresholds] {
-        [.mallocCountTotal: .init(absolute: [.p90: backend == .callback ? 0 : 43])]
+        [.mallocCountTotal: .init(absolute: [.p90: backend == .callback ? 0 : 42])]
     }
 
     for backend in Backend.allCases {
