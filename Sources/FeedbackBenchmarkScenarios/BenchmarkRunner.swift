@@ -43,7 +43,8 @@ public struct BenchmarkRunner: Sendable {
             date: Self.timestamp(),
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
-            backends: backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
+            // The peer's column only where it runs: not in `latency` or `scaling`.
+            backends: backends.map(\.rawValue) + (peer && scenarios.contains { $0 != .latency && $0 != .scaling } ? [PeerSystems.name] : []),
             scenarios: reports,
             allocator: allocator,
             loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })
