@@ -43,8 +43,8 @@ public struct BenchmarkRunner: Sendable {
             date: Self.timestamp(),
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
-            // The peer's column only where it runs: not in `latency` or `scaling`.
-            backends: backends.map(\.rawValue) + (peer && scenarios.contains { $0 != .latency && $0 != .scaling } ? [PeerSystems.name] : []),
+            // The peer's column only where it runs: not in `scaling`.
+            backends: backends.map(\.rawValue) + (peer && scenarios.contains { $0 != .scaling } ? [PeerSystems.name] : []),
             scenarios: reports,
             allocator: allocator,
             loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })
@@ -61,7 +61,7 @@ public struct BenchmarkRunner: Sendable {
         case .throughput: try await ThroughputScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .pingpong: try await PingPongScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .fanout: try await FanoutScenario(size: size).run(backends: backends, peer: peer, progress: progress)
-        case .latency: try await LatencyScenario(size: size).run(backends: backends, progress: progress)
+        case .latency: try await LatencyScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .cancellation: try await CancellationScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .loops: try await LoopsScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .scaling: try await ScalingScenario(size: size, maxLoops: scalingLoops).run(backends: backends, progress: progress)

@@ -42,13 +42,13 @@ import Testing
         var runner = BenchmarkRunner(size: Self.tiny, backends: [.callback], scenarios: [scenario], peer: true)
         runner.scalingLoops = 10
         let report = try await runner.run()
-        let peerRuns = scenario != .latency && scenario != .scaling
+        let peerRuns = scenario != .scaling
         #expect(report.backends == (peerRuns ? ["callback", "opencombine"] : ["callback"]))
         #expect(report.failures.isEmpty)
         let rows = report.scenarios[0].rows
         let withPeer = rows.filter { $0.values["opencombine"] != nil }
         switch scenario {
-        case .latency, .scaling:
+        case .scaling:
             #expect(withPeer.isEmpty)
         case .cancellation:
             #expect(withPeer.allSatisfy { $0.label.hasPrefix("switch-latest") })

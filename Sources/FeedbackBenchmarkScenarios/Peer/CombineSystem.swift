@@ -154,10 +154,13 @@ public enum CombineSystem {
         private let latest: Lock<(state: State, reduced: Int)>
         private let subscription = Lock<AnyCancellable?>(nil)
 
+        /// `onState` sees every state the system emits, the initial one first, on the thread that
+        /// reduced it.
         public init(
             initial: State,
             reduce: @escaping (inout State, Event) -> Void,
-            feedbacks: [Feedback<State, Event>] = []
+            feedbacks: [Feedback<State, Event>] = [],
+            onState: (@Sendable (State) -> Void)? = nil
         ) {
             let latest = Lock((state: initial, reduced: -1))
             self.latest = latest
@@ -166,7 +169,10 @@ public enum CombineSystem {
             let cancellable = CombineSystem.system(
                 initial: initial, reduce: reduce, scheduler: Trampoline(), feedbacks: [external] + feedbacks
             )
-            .sink { state in latest.withLock { $0 = (state, $0.reduced + 1) } }
+            .sink { state in
+                latest.withLock { $0 = (state, $0.reduced + 1) }
+                onState?(state)
+            }
             subscription.withLock { $0 = cancellable }
         }
 
