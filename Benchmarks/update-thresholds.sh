@@ -15,7 +15,9 @@ python3 - <<'PY'
 import glob, json, os
 for path in sorted(glob.glob("Thresholds/*.p90.json")):
     name = os.path.basename(path)
-    gated = name.endswith("_callback.p90.json") or ".W1_send_actor." in name
+    # Not "throughput 4 senders": with four threads contending for the drain role, how far the
+    # queue grows (and so how often it reallocates) depends on the scheduling (38 to 59 per 4,000).
+    gated = (name.endswith("_callback.p90.json") or ".W1_send_actor." in name) and "4_senders" not in name
     with open(path) as f:
         metrics = json.load(f)
     if not gated or "mallocCountTotal" not in metrics:
