@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // The benchmark's peer only (the `system` operator on OpenCombine); never the core library.
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         // MARK: The library
@@ -124,7 +126,11 @@ let package = Package(
         // MARK: Benchmarks (the package-benchmark suite is a separate package in Benchmarks/)
         .target(
             name: "FeedbackBenchmarkScenarios",
-            dependencies: ["FeedbackLoop", .product(name: "Histogram", package: "hdrhistogram-swift")]
+            dependencies: [
+                "FeedbackLoop",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
         ),
         .executableTarget(
             name: "feedback-bench",
@@ -135,7 +141,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackBenchmarkScenariosTests",
-            dependencies: ["FeedbackBenchmarkScenarios", "feedback-bench"]
+            dependencies: [
+                "FeedbackBenchmarkScenarios", "feedback-bench", .product(name: "OpenCombine", package: "OpenCombine"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

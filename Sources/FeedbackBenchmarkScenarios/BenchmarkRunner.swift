@@ -12,16 +12,28 @@ public struct BenchmarkRunner: Sendable {
     public var size: BenchmarkSize
     public var backends: [Backend]
     public var scenarios: [Scenario]
+    /// Whether the peer (``CombineSystem`` on OpenCombine) runs too, as its own column.
+    public var peer: Bool
+    /// The malloc this process runs on, recorded in the report (the command line chooses it).
+    public var allocator: String
+    /// The most live loops the `scaling` scenario grows to.
+    public var scalingLoops = ScalingScenario.defaultMaxLoops
 
-    public init(size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.allCases) {
+    public init(
+        size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.defaultCases,
+        peer: Bool = false, allocator: String = "system"
+    ) {
+        self.allocator = allocator
         self.size = size
         self.backends = backends
         self.scenarios = scenarios
+        self.peer = peer
     }
 
     /// Runs every scenario, or throws the first ``ScenarioFailure``.
     public func run(progress: Progress = { _ in }) async throws -> BenchmarkReport {
         var reports: [ScenarioReport] = []
+        let loadBefore = Self.loadAverage()
         for scenario in scenarios {
             let start = Nanoseconds.now()
             reports.append(try await run(scenario, progress: progress))
@@ -31,19 +43,29 @@ public struct BenchmarkRunner: Sendable {
             date: Self.timestamp(),
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
-            backends: backends.map(\.rawValue),
-            scenarios: reports)
+            // The peer's column only where it runs: not in `scaling`.
+            backends: backends.map(\.rawValue) + (peer && scenarios.contains { $0 != .scaling } ? [PeerSystems.name] : []),
+            scenarios: reports,
+            allocator: allocator,
+            loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })
+    }
+
+    /// The 1-minute load average, from getloadavg(3).
+    static func loadAverage() -> Double? {
+        var loads = [0.0, 0.0, 0.0]
+        return getloadavg(&loads, 3) > 0 ? loads[0] : nil
     }
 
     public func run(_ scenario: Scenario, progress: Progress = { _ in }) async throws -> ScenarioReport {
         switch scenario {
-        case .throughput: try await ThroughputScenario(size: size).run(backends: backends, progress: progress)
-        case .pingpong: try await PingPongScenario(size: size).run(backends: backends, progress: progress)
-        case .fanout: try await FanoutScenario(size: size).run(backends: backends, progress: progress)
-        case .latency: try await LatencyScenario(size: size).run(backends: backends, progress: progress)
-        case .cancellation: try await CancellationScenario(size: size).run(backends: backends, progress: progress)
-        case .loops: try await LoopsScenario(size: size).run(backends: backends, progress: progress)
+        case .throughput: try await ThroughputScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .pingpong: try await PingPongScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .fanout: try await FanoutScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .latency: try await LatencyScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .cancellation: try await CancellationScenario(size: size).run(backends: backends, peer: peer, progress: progress)
+        case .loops: try await LoopsScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .composition: try await CompositionScenario(size: size).run(backends: backends, progress: progress)
+        case .scaling: try await ScalingScenario(size: size, maxLoops: scalingLoops).run(backends: backends, progress: progress)
         }
     }
 

@@ -35,10 +35,18 @@ public struct BenchmarkSize: Codable, Sendable, Hashable {
     /// Every count derived from `events`, with the fixed populations the issue names (1,000
     /// background loops and concurrent requests, 10,000 effects at stop, 100,000 idle loops) from
     /// 100,000 events up, and proportionally fewer below, so that a tiny run stays tiny.
+    ///
+    /// Throws for a count that is not positive or above ``maximumEvents``.
     public init(events: Int) throws(ScenarioFailure) {
         guard events > 0 else { throw ScenarioFailure("the number of events must be positive, not \(events)") }
+        guard events <= Self.maximumEvents else {
+            throw ScenarioFailure(
+                "\(events) events is more than the maximum of \(Self.maximumEvents) (about \(Self.estimatedMinutes(events: Self.maximumEvents)) minutes on 2 cores); --size large is 10000000")
+        }
+        // Above 100,000 events every population is at its full size; below, `full * events` stays
+        // far from overflowing.
         func scaled(_ full: Int, minimum: Int) -> Int {
-            Swift.max(minimum, Swift.min(full, full * events / 100_000))
+            events >= 100_000 ? full : Swift.max(minimum, full * events / 100_000)
         }
         self.events = events
         self.pingPongCycles = Swift.max(1, events / 5)
@@ -53,6 +61,17 @@ public struct BenchmarkSize: Codable, Sendable, Hashable {
         self.latencyCalibrationEvents = Swift.max(1, Swift.min(200_000, events / 5))
         self.latencyPhaseSeconds = events >= 100_000 ? 0.5 : 0.05
         self.repetitions = events >= 100_000 ? 3 : 1
+    }
+
+    /// The largest `--events` accepted: ten times `--size large`, which already takes several
+    /// minutes. Every count derived from it stays far from `Int`'s range, and a typo with three
+    /// extra zeros is a clear error instead of a run that would last for days.
+    public static let maximumEvents = 100_000_000
+
+    /// A rough wall-time estimate for a default run (every scenario, both backends) of `events`,
+    /// in whole minutes, from the medium run's ~1 minute per million events on 2 loaded cores.
+    public static func estimatedMinutes(events: Int) -> Int {
+        Swift.max(1, (events + 999_999) / 1_000_000)
     }
 
     public init(preset: Preset) {

@@ -15,6 +15,13 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
     case loops
     /// 1,000 keyed children in one parent, one changing per event, against one child's own loop.
     case composition
+    /// Throughput and p99 as live loops grow from 1 to `--loops` (idle and active) and senders
+    /// from 1 to 8. Not in the default run: ask for it with `--scenario scaling`.
+    case scaling
+
+    /// What runs when no `--scenario` is named: every scenario but `scaling`, which keeps the
+    /// default run near a minute.
+    public static let defaultCases: [Scenario] = allCases.filter { $0 != .scaling }
 
     public var description: String { rawValue }
 
@@ -28,6 +35,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
         case .cancellation: "switch-latest churn, set-based churn, stop under load"
         case .loops: "idle loops: memory and create+stop per loop"
         case .composition: "1,000 keyed children, one changing per event, vs the child's own loop"
+        case .scaling: "throughput and p99 as live loops (idle, active) and senders grow"
         }
     }
 }

@@ -120,6 +120,24 @@ public enum Systems {
             })
     }
 
+    /// ``churn(_:census:)`` with a `.callback` effect instead of a `.run` task: the effect starts on
+    /// the drain thread and its cancellation is a closure, so the churn costs no task. W3 with
+    /// this effect measures the engine's own switch-latest bookkeeping.
+    public static func churnCallback(_ backend: Backend, census: EffectCensus) -> Loop<Churn, Churn.Event> {
+        Loop(
+            initial: Churn(),
+            reduce: Churn.reduce,
+            feedbacks: [
+                .skippingRepeated({ $0.generation }) { generation in
+                    .callback { _ in
+                        census.began()
+                        return Cancellation { census.ended(generation: generation) }
+                    }
+                }
+            ],
+            backend: backend)
+    }
+
     // MARK: Set-based churn and stop under load
 
     public struct Requests: Sendable, Hashable {

@@ -1,61 +1,149 @@
 import FeedbackLoop
 
-/// The three workloads the peers were measured on, untimed, for instruction counting under
-/// valgrind callgrind and for the package-benchmark suite: W1 external sends into a counter loop
-/// (the `throughput` scenario with 1 sender), W2 ping-pong (`pingpong`), W3 switch-latest churn
-/// (`cancellation`). Each checks its result like the scenarios do.
+/// Who runs a workload: the bare limit, one of FeedbackLoop's backends, or the peer
+/// (``CombineSystem``, the `system` operator on OpenCombine).
+public enum Contender: Hashable, Sendable, CustomStringConvertible {
+    case bare
+    case backend(Backend)
+    case peer
+
+    /// The name used on the command line and as a report column.
+    public var description: String {
+        switch self {
+        case .bare: "bare"
+        case .backend(let backend): backend.rawValue
+        case .peer: PeerSystems.name
+        }
+    }
+}
+
+/// The workloads the peers were measured on, untimed, for instruction counting under valgrind
+/// callgrind and for the package-benchmark suite: W1 external sends into a counter loop (the
+/// `throughput` scenario with 1 sender), W2 ping-pong (`pingpong`), W3 switch-latest churn
+/// (`cancellation`) with a never-ending `.run` effect, and W3 with a `.callback` effect, which
+/// needs no task. Each checks its result like the scenarios do.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     case w1, w2, w3
+    case w3callback = "w3-callback"
 
     /// The scenario this workload reproduces.
     public var scenario: Scenario {
         switch self {
         case .w1: .throughput
         case .w2: .pingpong
-        case .w3: .cancellation
+        case .w3, .w3callback: .cancellation
         }
     }
 
-    /// The workload for a scenario, if it has one.
+    /// Units per callgrind run: sends, cycles or switches.
+    public var callgrindUnits: Int {
+        switch self {
+        case .w1: 100_000
+        case .w2: 50_000
+        case .w3, .w3callback: 10_000
+        }
+    }
+
+    /// The workload for a scenario, if it has one (`cancellation` gives W3 with `.run`).
     public init?(scenario: Scenario) {
         guard let workload = Self.allCases.first(where: { $0.scenario == scenario }) else { return nil }
         self = workload
     }
 
     /// Runs `units` sends / cycles / switches on `backend`, or on the bare limit when `backend` is
-    /// `nil` (W1 and W2 only: W3's limit is a bare task churn). Creation and teardown are included;
-    /// run two sizes and take the difference to get the cost per unit.
+    /// `nil`.
     public func run(_ backend: Backend?, units: Int) async throws {
-        switch (self, backend) {
-        case (.w1, let backend?):
+        try await run(backend.map(Contender.backend) ?? .bare, units: units)
+    }
+
+    /// Runs `units` sends / cycles / switches on `contender`. Creation and teardown are included;
+    /// run two sizes and take the difference to get the cost per unit. The bare limit of both W3
+    /// workloads is a bare task churn, the floor of any `.run` effect; the peer's W3 effect is a
+    /// never-ending publisher, so its two W3 workloads are the same run.
+    public func run(_ contender: Contender, units: Int) async throws {
+        switch (self, contender) {
+        case (.w1, .backend(let backend)):
             let loop = Systems.counter(backend)
             for _ in 0..<units { loop.send(1) }
             await loop.waitUntilIdle()
             try ThroughputScenario.check(backend, senders: 1, sent: units, loop: loop)
             await loop.stop()
-        case (.w1, nil):
+        case (.w1, .bare):
             _ = await ThroughputScenario.bare(events: units, senders: 1)
-        case (.w2, let backend?):
+        case (.w1, .peer):
+            let loop = PeerSystems.counter()
+            for _ in 0..<units { loop.send(1) }
+            try PeerCheck(run: "w1, peer", expectedState: units, finalState: loop.state, reduced: loop.reduced).validate()
+            loop.stop()
+        case (.w2, .backend(let backend)):
             let loop = Systems.pingPong(backend, cycles: units)
             loop.send(.start)
             await loop.waitUntilIdle()
             try PingPongScenario.check(backend, cycles: units, state: loop.state, statistics: loop.statistics)
             await loop.stop()
-        case (.w2, nil):
+        case (.w2, .bare):
             _ = await PingPongScenario.bare(cycles: units)
-        case (.w3, let backend?):
+        case (.w2, .peer):
+            let loop = PeerSystems.pingPong(cycles: units)
+            loop.send(.start)
+            try PeerCheck(run: "w2, peer", expectedState: units, finalState: loop.state.count, reduced: loop.reduced, expectedReduced: units + 1)
+                .validate()
+            loop.stop()
+        case (.w3, .backend(let backend)), (.w3callback, .backend(let backend)):
             let census = EffectCensus()
-            let loop = Systems.churn(backend, census: census)
+            let loop = self == .w3 ? Systems.churn(backend, census: census) : Systems.churnCallback(backend, census: census)
             for _ in 0..<units { loop.send(.next) }
             _ = try await loop.sendAndWait(.sync)
             await loop.stop()
             try RunCheck(
-                run: "w3, \(backend)", expectedState: units, finalState: loop.state.generation,
+                run: "\(rawValue), \(backend)", expectedState: units, finalState: loop.state.generation,
                 statistics: loop.statistics, expectedStarted: units + 1, expectedCancelled: units + 1,
                 census: census.counts
             ).validate()
-        case (.w3, nil):
+        case (.w3, .bare), (.w3callback, .bare):
             _ = try await CancellationScenario.bareChurn(cycles: units)
+        case (.w3, .peer), (.w3callback, .peer):
+            _ = try CancellationScenario.peerChurn(cycles: units)
+        }
+    }
+}
+
+/// The peer's version of ``RunCheck``: the final state, one state per event, and (with a census)
+/// every effect that began was cancelled once the system stopped.
+struct PeerCheck {
+    var run: String
+    var expectedState: Int
+    var finalState: Int
+    var reduced: Int
+    var expectedReduced: Int?
+    var census: EffectCensus.Counts?
+    var expectedStarted: Int?
+
+    init(
+        run: String, expectedState: Int, finalState: Int, reduced: Int, expectedReduced: Int? = nil,
+        census: EffectCensus.Counts? = nil, expectedStarted: Int? = nil
+    ) {
+        self.run = run
+        self.expectedState = expectedState
+        self.finalState = finalState
+        self.reduced = reduced
+        self.expectedReduced = expectedReduced
+        self.census = census
+        self.expectedStarted = expectedStarted
+    }
+
+    func validate() throws(ScenarioFailure) {
+        func fail(_ what: String) -> ScenarioFailure { ScenarioFailure("\(run): \(what)") }
+        guard finalState == expectedState else { throw fail("final state \(finalState), expected \(expectedState)") }
+        let expected = expectedReduced ?? expectedState
+        guard reduced == expected else { throw fail("\(reduced) events reduced, expected \(expected)") }
+        if let census {
+            if let expectedStarted, census.started != expectedStarted {
+                throw fail("\(census.started) effects started, expected \(expectedStarted)")
+            }
+            guard census.started == census.cancelled else {
+                throw fail("\(census.started - census.cancelled) effects leaked (\(census.started) began, \(census.cancelled) were cancelled)")
+            }
         }
     }
 }

@@ -3,7 +3,6 @@ import FeedbackBenchmarkScenarios
 import Dispatch
 import FeedbackLoop
 import Foundation
-import Synchronization
 
 /// `feedback-bench`: every scenario on every backend, side by side with the bare limit measured in
 /// the same run.
@@ -22,17 +21,26 @@ struct FeedbackBench: ParsableCommand {
             for the asynchronous scenarios), each backend's figure and its ratio to the limit. Every run \
             checks its result and exits 1 instead of printing figures from a broken run.
 
-            Scenarios: \(Scenario.allCases.map(\.rawValue).joined(separator: ", ")).
+            Scenarios: \(Scenario.defaultCases.map(\.rawValue).joined(separator: ", ")), and scaling (only when \
+            named: --scenario scaling, with --loops).
             """)
 
-    @Option(help: "callback, actor or all.")
+    @Option(help: "callback, actor, opencombine (the peer) or all.")
     var backend = "all"
 
     @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default all).")
     var scenarioNames: [String] = []
 
-    @Option(help: "External sends per throughput run; every other count scales from it. Overrides --size.")
+    // `.unconditional`: `--events -1` must reach the range check below, not be taken for a flag.
+    @Option(
+        parsing: .unconditional,
+        help: "External sends per throughput run (1 to 100,000,000); every other count scales from it. Overrides --size.")
     var events: Int?
+
+    @Option(
+        parsing: .unconditional,
+        help: "With --scenario scaling: the most live loops (1 to 1,000,000; default 100,000).")
+    var loops: Int?
 
     @Option(help: "small, medium or large (default medium: 1,000,000 events).")
     var size: String?
@@ -40,17 +48,32 @@ struct FeedbackBench: ParsableCommand {
     @Option(help: "table, json or csv.")
     var format = "table"
 
-    @Option(help: "Write the report to this file instead of standard output.")
+    @Option(help: """
+        system or jemalloc: jemalloc re-runs the command with Debian's libjemalloc.so.2 preloaded \
+        (install libjemalloc-dev); the report records the allocator.
+        """)
+    var allocator = "system"
+
+    @Option(help: """
+        Write the report to this file (- for standard output). A regular file is replaced atomically; \
+        a link, FIFO or device is written through. Checked before the run starts.
+        """)
     var output: String?
 
-    @Option(help: "Print a report saved with --format json in --format's format, instead of running anything.")
+    @Option(help: """
+        Print a report saved with --format json in --format's format, instead of running anything; \
+        --backend and --scenario select from it.
+        """)
     var render: String?
 
     @Flag(help: """
-        Run one scenario's peer workload (throughput: W1, pingpong: W2, cancellation: W3) once, \
-        untimed and checked, for valgrind callgrind; --events sets the units.
+        Run one workload once, untimed and checked, for valgrind callgrind: --workload, or the \
+        --scenario's (throughput: W1, pingpong: W2, cancellation: W3); --events sets the units.
         """)
     var instructions = false
+
+    @Option(help: "With --instructions: w1, w2, w3 or w3-callback (W3 with a .callback effect).")
+    var workload: String?
 
     @Flag(help: "With --instructions: run the bare limit instead of a backend.")
     var bare = false
@@ -62,21 +85,35 @@ struct FeedbackBench: ParsableCommand {
     /// The parsed, checked options.
     struct Options: Sendable {
         var backends: [Backend]
+        /// Whether the peer runs (`--backend all` or `opencombine`).
+        var peer: Bool
         var scenarios: [Scenario]
         var size: BenchmarkSize
         var format: ReportFormat
         var workload: Workload?
+        /// Who runs `workload`.
+        var contender: Contender?
         var render: String?
+        var allocator: Allocator
+        var scalingLoops: Int
+        /// The backends and scenarios `--render` keeps; `nil` keeps all the report holds.
+        var renderBackends: [String]?
+        var renderScenarios: [Scenario]?
+        var destination: ReportDestination
     }
 
     func options() throws -> Options {
         let backends: [Backend]
+        let peer: Bool
         if backend == "all" {
-            backends = Backend.allCases
+            (backends, peer) = (Backend.allCases, true)
+        } else if backend == PeerSystems.name {
+            (backends, peer) = ([], true)
         } else if let one = Backend(rawValue: backend) {
-            backends = [one]
+            (backends, peer) = ([one], false)
         } else {
-            throw ValidationError("unknown backend '\(backend)'; use \(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or all")
+            let names = Backend.allCases.map(\.rawValue) + [PeerSystems.name]
+            throw ValidationError("unknown backend '\(backend)'; use \(names.joined(separator: ", ")) or all")
         }
         var scenarios: [Scenario] = []
         for name in scenarioNames {
@@ -85,14 +122,18 @@ struct FeedbackBench: ParsableCommand {
             }
             if !scenarios.contains(scenario) { scenarios.append(scenario) }
         }
-        if scenarios.isEmpty { scenarios = Scenario.allCases }
+        if scenarios.isEmpty { scenarios = Scenario.defaultCases }
         let benchmarkSize: BenchmarkSize
         switch (events, size) {
         case (_?, _?):
             throw ValidationError("give either --events or --size, not both")
         case (let events?, nil):
             guard events > 0 else { throw ValidationError("--events must be a positive number, not \(events)") }
-            benchmarkSize = try BenchmarkSize(events: events)
+            do {
+                benchmarkSize = try BenchmarkSize(events: events)
+            } catch {
+                throw ValidationError("--events: \(error)")
+            }
         case (nil, let name?):
             guard let preset = BenchmarkSize.Preset(rawValue: name) else {
                 throw ValidationError("unknown size '\(name)'; use small, medium or large")
@@ -104,35 +145,88 @@ struct FeedbackBench: ParsableCommand {
         guard let reportFormat = ReportFormat(rawValue: format) else {
             throw ValidationError("unknown format '\(format)'; use table, json or csv")
         }
-        if let output, output.isEmpty { throw ValidationError("--output needs a file name") }
+        if let output, output.isEmpty { throw ValidationError("--output needs a file name (or - for standard output)") }
         var workload: Workload?
+        var contender: Contender?
         if instructions {
-            guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
-                throw ValidationError("--instructions needs exactly one --scenario: throughput, pingpong or cancellation")
+            if let name = self.workload {
+                guard let named = Workload(rawValue: name) else {
+                    throw ValidationError("unknown workload '\(name)'; use \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                guard scenarioNames.isEmpty else { throw ValidationError("give either --workload or --scenario, not both") }
+                workload = named
+            } else {
+                guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
+                    throw ValidationError("--instructions needs --workload or exactly one --scenario: throughput, pingpong or cancellation")
+                }
+                workload = only
             }
-            guard bare || backends.count == 1 else {
-                throw ValidationError("--instructions needs one --backend (callback or actor) or --bare")
+            if bare {
+                guard backend == "all" else { throw ValidationError("give either --bare or --backend, not both") }
+                contender = .bare
+            } else if backends.count == 1, !peer {
+                contender = .backend(backends[0])
+            } else if backends.isEmpty, peer {
+                contender = .peer
+            } else {
+                throw ValidationError("--instructions needs one --backend (\(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or \(PeerSystems.name)) or --bare")
             }
-            workload = only
         } else if bare {
             throw ValidationError("--bare only goes with --instructions")
+        } else if self.workload != nil {
+            throw ValidationError("--workload only goes with --instructions")
         }
         if let render, render.isEmpty { throw ValidationError("--render needs a file name") }
         if render != nil, instructions { throw ValidationError("--render and --instructions exclude each other") }
+        if render != nil, events != nil || size != nil {
+            throw ValidationError("--render prints the report's own figures; --events and --size do not apply")
+        }
+        if let loops {
+            guard scenarios.contains(.scaling) else { throw ValidationError("--loops only goes with --scenario scaling") }
+            guard (1...ScalingScenario.maximumLoops).contains(loops) else {
+                throw ValidationError("--loops must be between 1 and \(ScalingScenario.maximumLoops), not \(loops)")
+            }
+        }
+        guard let chosenAllocator = Allocator(rawValue: allocator) else {
+            throw ValidationError("unknown allocator '\(allocator)'; use system or jemalloc")
+        }
+        if render != nil, chosenAllocator != .system {
+            throw ValidationError("--render prints a saved report; --allocator does not apply")
+        }
+        let destination: ReportDestination
+        do {
+            destination = try output.map(ReportDestination.check) ?? .standardOutput
+        } catch {
+            throw ValidationError(error.description)
+        }
         return Options(
-            backends: backends, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
-            render: render)
+            backends: backends, peer: peer, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
+            contender: contender, render: render, allocator: chosenAllocator,
+            scalingLoops: loops ?? ScalingScenario.defaultMaxLoops,
+            renderBackends: backend == "all" ? nil : backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
+            renderScenarios: scenarioNames.isEmpty ? nil : scenarios,
+            destination: destination)
     }
 
     func run() throws {
         let options = try options()
-        let output = output
-        let bare = bare
-        let outcome = Mutex<Result<Void, any Error>?>(nil)
+        if options.render == nil {
+            do {
+                try options.allocator.activate()
+            } catch {
+                FileHandle.standardError.write(Data("feedback-bench: \(error)\n".utf8))
+                throw ExitCode.failure
+            }
+        }
+        let minutes = BenchmarkSize.estimatedMinutes(events: options.size.events)
+        if options.workload == nil, options.render == nil, minutes >= 10 {
+            FileHandle.standardError.write(Data("feedback-bench: \(options.size.events) events: expect a run of about \(minutes) minutes\n".utf8))
+        }
+        let outcome = Lock<Result<Void, any Error>?>(nil)
         let finished = DispatchSemaphore(value: 0)
         Task {
             do {
-                try await Self.run(options, output: output, bare: bare)
+                try await Self.run(options)
                 outcome.withLock { $0 = .success(()) }
             } catch {
                 outcome.withLock { $0 = .failure(error) }
@@ -143,21 +237,25 @@ struct FeedbackBench: ParsableCommand {
         try outcome.withLock { $0! }.get()
     }
 
-    static func run(_ options: Options, output: String?, bare: Bool) async throws {
-        if let workload = options.workload {
-            try await runChecked { try await workload.run(bare ? nil : options.backends[0], units: options.size.events) }
+    static func run(_ options: Options) async throws {
+        if let workload = options.workload, let contender = options.contender {
+            try await runChecked { try await workload.run(contender, units: options.size.events) }
             return
         }
         let report: BenchmarkReport
         if let saved = options.render {
             do {
-                report = try JSONDecoder().decode(BenchmarkReport.self, from: Data(contentsOf: URL(fileURLWithPath: saved)))
+                report = try SavedReport.select(
+                    SavedReport.read(saved), backends: options.renderBackends, scenarios: options.renderScenarios)
             } catch {
-                FileHandle.standardError.write(Data("feedback-bench: cannot read a report from \(saved): \(error)\n".utf8))
+                FileHandle.standardError.write(Data("feedback-bench: \(error)\n".utf8))
                 throw ExitCode.failure
             }
         } else {
-            let runner = BenchmarkRunner(size: options.size, backends: options.backends, scenarios: options.scenarios)
+            var runner = BenchmarkRunner(
+                size: options.size, backends: options.backends, scenarios: options.scenarios, peer: options.peer,
+                allocator: options.allocator.rawValue)
+            runner.scalingLoops = options.scalingLoops
             let start = Date()
             report = try await runChecked {
                 try await runner.run { line in
@@ -167,15 +265,11 @@ struct FeedbackBench: ParsableCommand {
             }
         }
         let text = try options.format.render(report)
-        if let output {
-            do {
-                try text.write(toFile: output, atomically: true, encoding: .utf8)
-            } catch {
-                FileHandle.standardError.write(Data("feedback-bench: cannot write \(output): \(error)\n".utf8))
-                throw ExitCode.failure
-            }
-        } else {
-            print(text, terminator: "")
+        do {
+            try options.destination.write(text)
+        } catch {
+            FileHandle.standardError.write(Data("feedback-bench: \(error)\n".utf8))
+            throw ExitCode.failure
         }
         let failures = report.failures
         if !failures.isEmpty {

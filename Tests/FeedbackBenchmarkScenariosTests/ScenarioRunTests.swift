@@ -11,7 +11,8 @@ import Testing
 
     @Test(arguments: Scenario.allCases, Backend.allCases)
     func scenarioPassesItsChecksAndReportsEveryRow(scenario: Scenario, backend: Backend) async throws {
-        let runner = BenchmarkRunner(size: Self.tiny, backends: [backend], scenarios: [scenario])
+        var runner = BenchmarkRunner(size: Self.tiny, backends: [backend], scenarios: [scenario])
+        runner.scalingLoops = 100
         let report = try await runner.run(scenario)
         #expect(report.scenario == scenario)
         #expect(!report.rows.isEmpty)
@@ -31,6 +32,34 @@ import Testing
     func workloadRunsCheckedOnEachBackendAndBare(workload: Workload, backend: Backend) async throws {
         try await workload.run(backend, units: 200)
         try await workload.run(nil, units: 200)
+        try await workload.run(.peer, units: 200)
+    }
+
+    /// The peer fills its column wherever it runs: every row of the scenarios it takes part in,
+    /// except the cancellation parts its design has no counterpart for.
+    @Test(arguments: Scenario.allCases)
+    func thePeerReportsBesideTheBackends(scenario: Scenario) async throws {
+        var runner = BenchmarkRunner(size: Self.tiny, backends: [.callback], scenarios: [scenario], peer: true)
+        runner.scalingLoops = 10
+        let report = try await runner.run()
+        let peerRuns = scenario != .scaling
+        #expect(report.backends == (peerRuns ? ["callback", "opencombine"] : ["callback"]))
+        #expect(report.failures.isEmpty)
+        let rows = report.scenarios[0].rows
+        let withPeer = rows.filter { $0.values["opencombine"] != nil }
+        switch scenario {
+        case .scaling:
+            #expect(withPeer.isEmpty)
+        case .cancellation:
+            #expect(withPeer.allSatisfy { $0.label.hasPrefix("switch-latest") })
+            #expect(withPeer.count == 5)
+        default:
+            #expect(withPeer.count == rows.count)
+        }
+        for row in withPeer where row.better != .exact && !row.metric.hasPrefix("bytes") {
+            #expect(try #require(row.values["opencombine"]) > 0)
+            #expect(row.ratio("opencombine") != nil)
+        }
     }
 
     @Test func reportRendersInEveryFormat() async throws {

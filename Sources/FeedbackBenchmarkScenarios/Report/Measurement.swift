@@ -64,11 +64,20 @@ public struct ScenarioReport: Codable, Sendable, Hashable {
     /// ``ScenarioFailure`` is recorded instead of ending the whole benchmark run, so one engine bug
     /// does not hide every other figure. Any other error ends the run.
     mutating func measure(_ backend: Backend, _ body: (inout ScenarioReport) async throws -> Void) async throws {
-        guard !failures.contains(where: { $0.hasPrefix("\(backend.rawValue):") }) else { return }
+        try await measure(column: backend.rawValue, body)
+    }
+
+    /// ``measure(_:_:)`` for the peer's column.
+    mutating func measurePeer(_ body: (inout ScenarioReport) async throws -> Void) async throws {
+        try await measure(column: PeerSystems.name, body)
+    }
+
+    private mutating func measure(column: String, _ body: (inout ScenarioReport) async throws -> Void) async throws {
+        guard !failures.contains(where: { $0.hasPrefix("\(column):") }) else { return }
         do {
             try await body(&self)
         } catch let failure as ScenarioFailure {
-            failures.append("\(backend.rawValue): \(failure)")
+            failures.append("\(column): \(failure)")
         }
     }
 
@@ -101,17 +110,28 @@ public struct BenchmarkReport: Codable, Sendable, Hashable {
     public var size: BenchmarkSize
     public var backends: [String]
     public var scenarios: [ScenarioReport]
+    /// The malloc the run used (`system` or `jemalloc`); absent in reports from before it was
+    /// recorded.
+    public var allocator: String?
+    /// The machine's 1-minute load average when the run began and when it ended: on a shared
+    /// machine, the context that says how much of a latency tail is other work.
+    public var loadAverage: [Double]?
 
     /// Every failed run, scenario by scenario. A report with failures is not a benchmark result.
     public var failures: [String] {
         scenarios.flatMap { scenario in scenario.failures.map { "\(scenario.scenario): \($0)" } }
     }
 
-    public init(date: String, processors: Int, size: BenchmarkSize, backends: [String], scenarios: [ScenarioReport]) {
+    public init(
+        date: String, processors: Int, size: BenchmarkSize, backends: [String], scenarios: [ScenarioReport],
+        allocator: String? = nil, loadAverage: [Double]? = nil
+    ) {
         self.date = date
         self.processors = processors
         self.size = size
         self.backends = backends
         self.scenarios = scenarios
+        self.allocator = allocator
+        self.loadAverage = loadAverage
     }
 }

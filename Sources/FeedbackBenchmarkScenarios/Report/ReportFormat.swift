@@ -20,7 +20,12 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
     }
 
     static func table(_ report: BenchmarkReport) -> String {
-        var out = "feedback-bench \(report.date), \(report.processors) processors, \(report.size.events) events\n"
+        var out = "feedback-bench \(report.date), \(report.processors) processors, \(report.size.events) events"
+        if let allocator = report.allocator { out += ", allocator \(allocator)" }
+        if let load = report.loadAverage, !load.isEmpty {
+            out += ", load average " + load.map { String(format: "%.1f", $0) }.joined(separator: " → ")
+        }
+        out += "\n"
         for scenario in report.scenarios {
             out += "\n### \(scenario.scenario) — \(scenario.scenario.summary)\nlimit: \(scenario.limit)\n\n"
             var header = ["case", "metric", "limit"]
@@ -30,7 +35,7 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
                 var cells = [row.label, row.metric, row.limit.map(number) ?? "—"]
                 for backend in report.backends {
                     cells.append(row.values[backend].map(number) ?? "—")
-                    cells.append(row.ratio(backend).map { String(format: "%.1f", $0) } ?? "")
+                    cells.append(row.ratio(backend).map(ratio) ?? "")
                 }
                 lines.append(cells)
             }
@@ -66,22 +71,36 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
 
     /// Three significant digits, thousands grouped: enough to compare, not so many as to suggest a
     /// precision wall-clock figures do not have.
+    ///
+    /// Any `Double` renders: a saved report is input like any other, and a value beyond `Int`'s
+    /// range (≥ 9.2e18) must not trap on the way to a string.
     static func number(_ value: Double) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : value < 0 ? "-inf" : "inf" }
         let magnitude = abs(value)
+        if magnitude >= 1e15 { return String(format: "%.3g", value) }
         if magnitude >= 1_000 {
-            let rounded = Int(value.rounded())
-            var digits = String(abs(rounded))
+            var digits = String(format: "%.0f", magnitude)
             var grouped = ""
             while digits.count > 3 {
                 grouped = "," + digits.suffix(3) + grouped
                 digits.removeLast(3)
             }
-            return (rounded < 0 ? "-" : "") + digits + grouped
+            return (value < 0 ? "-" : "") + digits + grouped
         }
         if magnitude >= 100 || value == value.rounded() { return String(format: "%.0f", value) }
         if magnitude >= 10 { return String(format: "%.1f", value) }
         if magnitude >= 1 { return String(format: "%.2f", value) }
         return String(format: "%.3f", value)
+    }
+
+    /// A ratio to the limit that stays true below 1: a backend 30 times better than the limit reads
+    /// "0.033", not "0.0".
+    static func ratio(_ value: Double) -> String {
+        guard value.isFinite else { return number(value) }
+        if value >= 1e15 { return String(format: "%.3g", value) }
+        if value >= 100 { return number(value) }
+        if value >= 0.995 { return String(format: "%.1f", value) }
+        return String(format: "%.2g", value)
     }
 
     static func markdown(_ lines: [[String]]) -> String {

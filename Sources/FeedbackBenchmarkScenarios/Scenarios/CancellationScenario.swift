@@ -18,7 +18,7 @@ public struct CancellationScenario: Sendable {
 
     public init(size: BenchmarkSize) { self.size = size }
 
-    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+    public func run(backends: [Backend], peer: Bool = false, progress: Progress) async throws -> ScenarioReport {
         var report = ScenarioReport(scenario: .cancellation, limit: "bare Task spawn + cancel")
         let cycles = size.churnCycles
         let churnLabel = "switch-latest, \(cycles) cycles"
@@ -63,6 +63,21 @@ public struct CancellationScenario: Sendable {
                 progress("cancellation: stop under load, \(backend)")
                 let stop = try await Self.stopUnderLoad(backend, inFlight: size.inFlightAtStop)
                 report.record(stopLabel, "ms to quiesce", .lower, backend: name, value: stop)
+            }
+        }
+        // The peer runs the switch-latest churn only: its `system` has no set-based feedback, no
+        // transition hook to stamp latencies from, and nothing to wait for at stop (cancelling
+        // the subscription cancels every effect synchronously).
+        if peer {
+            try await report.measurePeer { report in
+                progress("cancellation: switch-latest churn, \(PeerSystems.name)")
+                let nanoseconds = try Self.peerChurn(cycles: cycles)
+                let name = PeerSystems.name
+                report.record(churnLabel, "ns/cycle", .lower, backend: name, value: nanoseconds)
+                report.record(churnLabel, "kcancels/s", .higher, backend: name, value: 1e6 / nanoseconds)
+                report.record(churnLabel, "effects started", .exact, backend: name, value: Double(cycles + 1))
+                report.record(churnLabel, "effects cancelled", .exact, backend: name, value: Double(cycles + 1))
+                report.record(churnLabel, "effects leaked", .exact, backend: name, value: 0)
             }
         }
         return report
@@ -113,6 +128,26 @@ public struct CancellationScenario: Sendable {
             leaked: check.leaked,
             residentBefore: Double(residentBefore),
             residentAfter: Double(ResidentMemory.bytes()))
+    }
+
+    /// The peer's switch-latest churn: nanoseconds per cycle, after checking that every effect
+    /// started once per generation and every one was cancelled by the stop.
+    static func peerChurn(cycles: Int) throws -> Double {
+        let census = EffectCensus()
+        let loop = PeerSystems.churn(census: census)
+        let elapsed = Nanoseconds.measure {
+            for _ in 0..<cycles { loop.send(.next) }
+        }
+        let running = census.counts
+        guard running.started == cycles + 1, running.cancelled == cycles else {
+            throw ScenarioFailure("cancellation, switch-latest, \(PeerSystems.name): \(running.started) effects started and \(running.cancelled) cancelled after \(cycles) switches, expected \(cycles + 1) and \(cycles)")
+        }
+        loop.stop()
+        try PeerCheck(
+            run: "cancellation, switch-latest, \(PeerSystems.name)", expectedState: cycles, finalState: loop.state.generation,
+            reduced: loop.reduced, census: census.counts, expectedStarted: cycles + 1
+        ).validate()
+        return Double(elapsed) / Double(cycles)
     }
 
     /// The limit: a parked task spawned and the previous one cancelled, `cycles` times.

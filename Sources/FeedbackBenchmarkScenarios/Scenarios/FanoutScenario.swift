@@ -11,7 +11,7 @@ public struct FanoutScenario: Sendable {
 
     public init(size: BenchmarkSize) { self.size = size }
 
-    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+    public func run(backends: [Backend], peer: Bool = false, progress: Progress) async throws -> ScenarioReport {
         var report = ScenarioReport(scenario: .fanout, limit: "bare reducer + F queries loop")
         for feedbacks in Self.feedbackCounts {
             let states = Swift.max(1, size.fanoutStates / feedbacks)
@@ -28,8 +28,31 @@ public struct FanoutScenario: Sendable {
                     report.record(label, "ns/state", .lower, backend: backend.rawValue, value: nanoseconds)
                 }
             }
+            if peer {
+                try await report.measurePeer { report in
+                    progress("fanout: \(label), \(PeerSystems.name)")
+                    let nanoseconds = try await median(of: size.repetitions) {
+                        try await Self.measurePeer(feedbacks: feedbacks, states: states)
+                    }
+                    report.record(label, "ns/state", .lower, backend: PeerSystems.name, value: nanoseconds)
+                }
+            }
         }
         return report
+    }
+
+    /// The peer's nanoseconds per state, sent from a dedicated thread like the backends'.
+    public static func measurePeer(feedbacks: Int, states: Int) async throws -> Double {
+        let loop = PeerSystems.fanout(feedbacks: feedbacks)
+        let elapsed = await Nanoseconds.measure {
+            await onDedicatedThreads(1) { _ in
+                for _ in 0..<states { loop.send(1) }
+            }
+        }
+        try PeerCheck(run: "fanout, F = \(feedbacks), \(PeerSystems.name)", expectedState: states, finalState: loop.state, reduced: loop.reduced)
+            .validate()
+        loop.stop()
+        return Double(elapsed) / Double(states)
     }
 
     /// Nanoseconds per state, after checking every event was reduced and no effect started.

@@ -18,7 +18,7 @@ public struct LatencyScenario: Sendable {
 
     public init(size: BenchmarkSize) { self.size = size }
 
-    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+    public func run(backends: [Backend], peer: Bool = false, progress: Progress) async throws -> ScenarioReport {
         var report = ScenarioReport(scenario: .latency, limit: "AsyncStream hand-off, same harness")
         progress("latency: limit")
         for (label, metric, better, value) in try await measure(target: StreamTarget.self, background: []) {
@@ -28,7 +28,8 @@ public struct LatencyScenario: Sendable {
             try await report.measure(backend) { report in
                 progress("latency: \(backend), \(size.backgroundLoops) background loops")
                 let background = (0..<size.backgroundLoops).map { _ in Systems.idleCounter(backend) }
-                let rows = try await measure(target: LoopTarget.self, backend: backend, background: background)
+                let rows = try await measure(
+                    target: LoopTarget.self, backend: backend, background: background.map { loop in { loop.send(1) } })
                 var total = 0
                 for loop in background {
                     await loop.waitUntilIdle()
@@ -44,6 +45,22 @@ public struct LatencyScenario: Sendable {
                 }
             }
         }
+        if peer {
+            try await report.measurePeer { report in
+                progress("latency: \(PeerSystems.name), \(size.backgroundLoops) background loops")
+                let background = (0..<size.backgroundLoops).map { _ in PeerSystems.idleCounter() }
+                let rows = try await measure(target: PeerTarget.self, background: background.map { loop in { loop.send(1) } })
+                let total = background.reduce(0) { $0 + $1.state }
+                for loop in background { loop.stop() }
+                let sent = backgroundSends.withLock { $0 }
+                guard total == sent else {
+                    throw ScenarioFailure("latency, \(PeerSystems.name): background loops reduced \(total) events, \(sent) were sent")
+                }
+                for (label, metric, better, value) in rows {
+                    report.record(label, metric, better, backend: PeerSystems.name, value: value)
+                }
+            }
+        }
         return report
     }
 
@@ -55,7 +72,7 @@ public struct LatencyScenario: Sendable {
     private let backgroundSends = LockedCounter()
 
     private func measure<Target: OpenLoopTarget>(
-        target: Target.Type, backend: Backend = .callback, background: [Loop<Int, Int>]
+        target: Target.Type, backend: Backend = .callback, background: [@Sendable () -> Void]
     ) async throws -> [(String, String, Measurement.Better, Double)] {
         if !background.isEmpty { backgroundSends.withLock { $0 = 0 } }
         let calibration = try await phase(Target.self, backend: backend, count: size.latencyCalibrationEvents, interval: 0, background: background)
@@ -75,7 +92,7 @@ public struct LatencyScenario: Sendable {
     }
 
     private func phase<Target: OpenLoopTarget>(
-        _: Target.Type, backend: Backend, count: Int, interval: Double, background: [Loop<Int, Int>]
+        _: Target.Type, backend: Backend, count: Int, interval: Double, background: [@Sendable () -> Void]
     ) async throws -> OpenLoopRecorder {
         let recorder = OpenLoopRecorder(expected: count, interval: interval)
         let target = await Target(backend: backend, recorder: recorder)
@@ -90,7 +107,7 @@ public struct LatencyScenario: Sendable {
                 for index in 0..<count {
                     Nanoseconds.spin(until: recorder.intended(index))
                     target.send(index)
-                    background[index % background.count].send(1)
+                    background[index % background.count]()
                 }
             }
         }
@@ -135,6 +152,28 @@ struct LoopTarget: OpenLoopTarget {
         ).validate()
         observation.cancel()
         await loop.stop()
+    }
+}
+
+/// The peer's system whose state is the latest index, observed by the recorder. It reduces on the
+/// sending thread, so the figure is the whole pipeline run synchronously by `send`.
+struct PeerTarget: OpenLoopTarget {
+    let loop: CombineSystem.Loop<Int, Int>
+
+    static func name(_ backend: Backend) -> String { PeerSystems.name }
+
+    init(backend: Backend, recorder: OpenLoopRecorder) async {
+        loop = CombineSystem.Loop(initial: -1, reduce: Systems.latest, onState: { state in
+            if state >= 0 { recorder.receive(state) }
+        })
+    }
+
+    func send(_ index: Int) { loop.send(index) }
+
+    func finish(what: String, count: Int) async throws {
+        try PeerCheck(run: what, expectedState: count - 1, finalState: loop.state, reduced: loop.reduced, expectedReduced: count)
+            .validate()
+        loop.stop()
     }
 }
 

@@ -11,7 +11,7 @@ public struct LoopsScenario: Sendable {
 
     public init(size: BenchmarkSize) { self.size = size }
 
-    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+    public func run(backends: [Backend], peer: Bool = false, progress: Progress) async throws -> ScenarioReport {
         let count = size.idleLoops
         let label = "\(count) idle loops"
         var report = ScenarioReport(scenario: .loops, limit: "object with a Mutex'd state and a reducer")
@@ -27,6 +27,15 @@ public struct LoopsScenario: Sendable {
                 report.record(label, "bytes/loop", .lower, backend: backend.rawValue, value: result.bytesPerLoop)
                 report.record(label, "create ns/loop", .lower, backend: backend.rawValue, value: result.createNanoseconds)
                 report.record(label, "stop ns/loop", .lower, backend: backend.rawValue, value: result.stopNanoseconds)
+            }
+        }
+        if peer {
+            try await report.measurePeer { report in
+                progress("loops: \(count) on \(PeerSystems.name)")
+                let result = try Self.measurePeer(count: count)
+                report.record(label, "bytes/loop", .lower, backend: PeerSystems.name, value: result.bytesPerLoop)
+                report.record(label, "create ns/loop", .lower, backend: PeerSystems.name, value: result.createNanoseconds)
+                report.record(label, "stop ns/loop", .lower, backend: PeerSystems.name, value: result.stopNanoseconds)
             }
         }
         return report
@@ -57,6 +66,30 @@ public struct LoopsScenario: Sendable {
         }
         let stopped = await Nanoseconds.measure {
             for loop in loops { await loop.stop() }
+        }
+        loops.removeAll()
+        return Result(
+            bytesPerLoop: Double(after - before) / Double(count),
+            createNanoseconds: Double(created) / Double(count),
+            stopNanoseconds: Double(stopped) / Double(count))
+    }
+
+    /// `count` idle peer systems, each subscribed (so its feedback has seen the initial state).
+    public static func measurePeer(count: Int) throws -> Result {
+        var loops: [PeerSystems.Loop<Int, Int>] = []
+        loops.reserveCapacity(count)
+        ResidentMemory.trim()
+        let before = ResidentMemory.bytes()
+        let created = Nanoseconds.measure {
+            for _ in 0..<count { loops.append(PeerSystems.idleCounter()) }
+        }
+        let after = ResidentMemory.bytes()
+        for (index, loop) in loops.enumerated() {
+            try PeerCheck(run: "loops, \(PeerSystems.name), loop \(index)", expectedState: 0, finalState: loop.state, reduced: loop.reduced)
+                .validate()
+        }
+        let stopped = Nanoseconds.measure {
+            for loop in loops { loop.stop() }
         }
         loops.removeAll()
         return Result(

@@ -10,7 +10,7 @@ public struct PingPongScenario: Sendable {
 
     public init(size: BenchmarkSize) { self.size = size }
 
-    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+    public func run(backends: [Backend], peer: Bool = false, progress: Progress) async throws -> ScenarioReport {
         var report = ScenarioReport(scenario: .pingpong, limit: "bare reducer + query loop")
         let cycles = size.pingPongCycles
         let label = "\(cycles) cycles"
@@ -26,6 +26,13 @@ public struct PingPongScenario: Sendable {
                 report.record(label, "ns/cycle", .lower, backend: backend.rawValue, value: nanoseconds)
             }
         }
+        if peer {
+            try await report.measurePeer { report in
+                progress("pingpong: \(PeerSystems.name)")
+                let nanoseconds = try await median(of: size.repetitions) { try Self.measurePeer(cycles: cycles) }
+                report.record(label, "ns/cycle", .lower, backend: PeerSystems.name, value: nanoseconds)
+            }
+        }
         return report
     }
 
@@ -38,6 +45,18 @@ public struct PingPongScenario: Sendable {
         }
         try check(backend, cycles: cycles, state: loop.state, statistics: loop.statistics)
         await loop.stop()
+        return Double(elapsed) / Double(cycles)
+    }
+
+    /// The peer's nanoseconds per cycle: the whole game plays inside the first `send`.
+    public static func measurePeer(cycles: Int) throws -> Double {
+        let loop = PeerSystems.pingPong(cycles: cycles)
+        let elapsed = Nanoseconds.measure { loop.send(.start) }
+        try PeerCheck(
+            run: "pingpong, \(PeerSystems.name)", expectedState: cycles, finalState: loop.state.count, reduced: loop.reduced,
+            expectedReduced: cycles + 1
+        ).validate()
+        loop.stop()
         return Double(elapsed) / Double(cycles)
     }
 

@@ -1,5 +1,4 @@
 import FeedbackLoop
-import Synchronization
 
 /// `throughput`: N external sends into a counter loop, from 1 and from 4 sender threads, timed
 /// until the loop is idle again (so the actor backend's queued events count too).
@@ -13,8 +12,8 @@ public struct ThroughputScenario: Sendable {
 
     public init(size: BenchmarkSize) { self.size = size }
 
-    public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
-        var report = ScenarioReport(scenario: .throughput, limit: "bare reducer loop (4 senders: behind one Mutex)")
+    public func run(backends: [Backend], peer: Bool = false, progress: Progress) async throws -> ScenarioReport {
+        var report = ScenarioReport(scenario: .throughput, limit: "bare reducer loop (4 senders: behind one lock)")
         for senders in Self.senderCounts {
             let label = senders == 1 ? "1 sender" : "\(senders) senders"
             progress("throughput: \(label), limit")
@@ -31,6 +30,16 @@ public struct ThroughputScenario: Sendable {
                     }
                     report.record(label, "ns/event", .lower, backend: backend.rawValue, value: nanoseconds)
                     report.record(label, "Mevents/s", .higher, backend: backend.rawValue, value: 1_000 / nanoseconds)
+                }
+            }
+            if peer {
+                try await report.measurePeer { report in
+                    progress("throughput: \(label), \(PeerSystems.name)")
+                    let nanoseconds = try await median(of: size.repetitions) {
+                        try await Self.measurePeer(events: size.events, senders: senders)
+                    }
+                    report.record(label, "ns/event", .lower, backend: PeerSystems.name, value: nanoseconds)
+                    report.record(label, "Mevents/s", .higher, backend: PeerSystems.name, value: 1_000 / nanoseconds)
                 }
             }
         }
@@ -50,6 +59,22 @@ public struct ThroughputScenario: Sendable {
         }
         try check(backend, senders: senders, sent: events, loop: loop)
         await loop.stop()
+        return Double(elapsed) / Double(events)
+    }
+
+    /// The peer's nanoseconds per event. It reduces on the sending thread (or on the one already
+    /// reducing), so when every sender has returned every event has been reduced.
+    public static func measurePeer(events: Int, senders: Int) async throws -> Double {
+        let loop = PeerSystems.counter()
+        let shares = split(events, into: senders)
+        let elapsed = await Nanoseconds.measure {
+            await onDedicatedThreads(senders) { sender in
+                for _ in 0..<shares[sender] { loop.send(1) }
+            }
+        }
+        try PeerCheck(run: "throughput, \(senders) senders, \(PeerSystems.name)", expectedState: events, finalState: loop.state, reduced: loop.reduced)
+            .validate()
+        loop.stop()
         return Double(elapsed) / Double(events)
     }
 
@@ -78,7 +103,9 @@ public struct ThroughputScenario: Sendable {
             }
             return Double(elapsed) / Double(events)
         }
-        let state = Mutex(0)
+        // The core's `Lock`: `Synchronization.Mutex` in release builds, a pthread mutex under
+        // `-DTSAN`, where ThreadSanitizer reports false races inside a contended `Mutex`.
+        let state = Lock(0)
         let shares = split(events, into: senders)
         let elapsed = await Nanoseconds.measure {
             await onDedicatedThreads(senders) { sender in

@@ -1,4 +1,4 @@
-import Synchronization
+import FeedbackLoop
 
 /// Waits for `operation`, but fails with ``ScenarioFailure`` after `seconds` instead of hanging: a
 /// loop that loses an event would otherwise leave a benchmark waiting forever for it.
@@ -34,7 +34,7 @@ final class Once<Value: Sendable>: Sendable {
         case taken
     }
 
-    private let state = Mutex(State.empty)
+    private let state = Lock(State.empty)
 
     /// Sets the value; later calls are ignored.
     func set(_ value: Value) {

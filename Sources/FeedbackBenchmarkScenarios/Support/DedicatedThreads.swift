@@ -1,3 +1,4 @@
+import FeedbackLoop
 import Foundation
 import Synchronization
 
@@ -22,7 +23,7 @@ func onDedicatedThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void)
 
 /// Runs `body` on a new thread and returns its result.
 func onDedicatedThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-    let result = Mutex<Result?>(nil)
+    let result = Lock<Result?>(nil)
     await onDedicatedThreads(1) { _ in
         let value = body()
         result.withLock { $0 = value }

@@ -1,9 +1,12 @@
+import FeedbackLoop
 import Histogram
-import Synchronization
 
 /// An HDR histogram of nanosecond latencies that any thread may record into.
+///
+/// Behind the core's `Lock` (a pthread mutex under `-DTSAN`): recorders on several threads contend
+/// for it, and ThreadSanitizer reports false races inside a contended `Synchronization.Mutex`.
 final class LatencyHistogram: Sendable {
-    private let histogram = Mutex(Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three))
+    private let histogram = Lock(Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three))
 
     func record(_ nanoseconds: UInt64) {
         histogram.withLock { _ = $0.record(Swift.min(nanoseconds, 60_000_000_000)) }

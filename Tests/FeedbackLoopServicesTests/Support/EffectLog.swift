@@ -1,5 +1,4 @@
 import FeedbackLoop
-import Synchronization
 
 /// Records every effect lifecycle event a loop reports and lets a test wait for one.
 ///
@@ -9,7 +8,9 @@ import Synchronization
 /// sees an event, the one before it already has.
 final class EffectLog: Sendable {
     private typealias Waiter = (predicate: @Sendable ([EffectLifecycleEvent]) -> Bool, continuation: CheckedContinuation<Void, Never>)
-    private let state = Mutex<(events: [EffectLifecycleEvent], waiters: [Waiter])>(([], []))
+    // The core's `Lock`, not `Mutex`: effects report from several threads at once, and under
+    // `-DTSAN` a contended `Mutex` draws false ThreadSanitizer reports.
+    private let state = Lock<(events: [EffectLifecycleEvent], waiters: [Waiter])>(([], []))
 
     func instrumentation<State: Sendable, Event: Sendable>() -> LoopInstrumentation<State, Event> {
         LoopInstrumentation(onEffect: { [self] event in record(event) })
