@@ -43,8 +43,8 @@ public struct BenchmarkRunner: Sendable {
             date: Self.timestamp(),
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
-            // The peer's column only where it runs: not in `scaling`.
-            backends: backends.map(\.rawValue) + (peer && scenarios.contains { $0 != .scaling } ? [PeerSystems.name] : []),
+            // The peer's column only where it runs: not in `scaling` nor in `composition`.
+            backends: backends.map(\.rawValue) + (peer && scenarios.contains { $0 != .scaling && $0 != .composition } ? [PeerSystems.name] : []),
             scenarios: reports,
             allocator: allocator,
             loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })

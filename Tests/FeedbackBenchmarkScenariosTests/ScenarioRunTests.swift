@@ -42,13 +42,14 @@ import Testing
         var runner = BenchmarkRunner(size: Self.tiny, backends: [.callback], scenarios: [scenario], peer: true)
         runner.scalingLoops = 10
         let report = try await runner.run()
-        let peerRuns = scenario != .scaling
+        // The `system` operator has no composition of features to compare, and scaling runs no peer.
+        let peerRuns = scenario != .scaling && scenario != .composition
         #expect(report.backends == (peerRuns ? ["callback", "opencombine"] : ["callback"]))
         #expect(report.failures.isEmpty)
         let rows = report.scenarios[0].rows
         let withPeer = rows.filter { $0.values["opencombine"] != nil }
         switch scenario {
-        case .scaling:
+        case .scaling, .composition:
             #expect(withPeer.isEmpty)
         case .cancellation:
             #expect(withPeer.allSatisfy { $0.label.hasPrefix("switch-latest") })

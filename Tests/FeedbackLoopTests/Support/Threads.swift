@@ -10,6 +10,7 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     let latch = CountdownLatch()
     for index in 0..<count {
         let thread = Thread {
+            lowerThisThreadsPriority()
             body(index)
             latch.increment()
         }
@@ -53,4 +54,15 @@ extension Loop {
 /// The calling thread's identity.
 func currentThreadID() -> UInt {
     UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(bitPattern: UInt(pthread_self()))))
+}
+
+/// Lowers the calling thread's scheduling priority (nice 10). The load tests' sending threads
+/// would otherwise take both cores from the cooperative pool for tens of seconds, starving every
+/// other test's tasks (an actor loop's drain, an effect waiting to start) past their deadlines;
+/// niced, they still finish, with whatever CPU the rest of the suite leaves.
+func lowerThisThreadsPriority() {
+    #if os(Linux)
+    // On Linux the nice value is per thread, and `who == 0` names the calling thread.
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+    #endif
 }
