@@ -74,6 +74,7 @@ public enum Session: ExampleFeature {
         state: StatePath(extract: { if case .signedOut(let login) = $0 { login } else { nil } }, embed: State.signedOut),
         event: EventPath(embed: Event.login, extract: { if case .login(let event) = $0 { event } else { nil } }))
 
+    // snippet.composition
     /// The pharmacies screen lives in the `signedIn` case, one level down.
     public static let pharmacies = ChildScope(
         state: StatePath(extract: { if case .signedIn(let session) = $0 { session } else { nil } }, embed: State.signedIn)
@@ -104,4 +105,5 @@ public enum Session: ExampleFeature {
             pharmacies.feedback(Pharmacies.feedbacks(environment.pharmacies)),
         ]
     }
+    // snippet.end
 }
