@@ -171,6 +171,19 @@ struct ConcurrentRun {
         var model = ReferenceModel(initial: initial, replaying: true)
         for step in log { model.replay(after: step.after, event: step.event) }
         model.stop()  // the run always ends stopped
+        // No event of a cancelled effect is reduced after the step that cancelled it. (An effect
+        // that finished first keeps its events: the model's later decision to cancel it found it
+        // ended.)
+        let sentBy = effectEvents.current
+        let ended = outcomes.current
+        for (index, step) in log.enumerated() {
+            guard let key = sentBy[step.event], ended[key]?.last == .cancelled,
+                let cancelled = model.cancelledAt[key]
+            else { continue }
+            if index >= cancelled {
+                return "\(key)'s event was reduced at transition \(index), after the effect was cancelled at \(cancelled - 1)"
+            }
+        }
         let lives = outcomes.current
         let modelKeys = Set(model.effects.keys)
         if Set(lives.keys) != modelKeys {

@@ -192,6 +192,7 @@ struct ReferenceModel {
     /// holds every effect the feedbacks started, those they decided to cancel as `.cancelled`.
     mutating func replay(after state: State, event: Event) {
         self.state = state
+        replayed += 1
         react(to: event)
         queue.removeAll()
     }
@@ -282,8 +283,13 @@ struct ReferenceModel {
         }
     }
 
+    /// Concurrent mode: how many transitions had been replayed when each effect was cancelled.
+    private(set) var cancelledAt: [EffectKey: Int] = [:]
+    private var replayed = 0
+
     private mutating func cancel(_ key: EffectKey) {
         guard effects[key]?.status == .running else { return }
+        cancelledAt[key] = replayed
         effects[key]?.status = .cancelled
         effects[key]?.life.append(.cancelled)
         statistics.effectsCancelled += 1
