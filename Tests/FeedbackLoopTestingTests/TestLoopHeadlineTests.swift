@@ -14,7 +14,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func aWrongMutationIsAStateMismatch(backend: Backend) async {
         let loop = Ticker.testLoop(backend: backend)
-        await expectHeadline("State mismatch: sending Ticker.Event.increment") {
+        await expectIssues(headline: "State mismatch: sending Ticker.Event.increment") {
             await loop.send(.increment) { $0.count = 2 }
         }
         await loop.finish()
@@ -23,7 +23,7 @@ import Testing
     @Test(arguments: Backend.allCases)
     func anUnassertedChangeSaysSo(backend: Backend) async {
         let loop = Ticker.testLoop(backend: backend)
-        await expectHeadline("Unasserted state change: sending Ticker.Event.increment") {
+        await expectIssues(headline: "Unasserted state change: sending Ticker.Event.increment") {
             await loop.send(.increment)
         }
         await loop.finish()
@@ -36,7 +36,7 @@ import Testing
             $0.phase = .loading
             $0.attempts = 1
         }
-        await expectHeadline(#"Unexpected event: Loader.Event.loaded(["Boots"])"#) {
+        await expectIssues(headline: #"Unexpected event: Loader.Event.loaded(["Boots"])"#) {
             await loop.receive(.failed("offline")) { $0.phase = .failed("offline") }
         }
         await loop.finish()
@@ -47,7 +47,7 @@ import Testing
         let clock = TestClock()
         let loop = Ticker.testLoop(clock: clock, backend: backend, labeled: true)
         await loop.send(.start) { $0.isTicking = true }
-        await expectHeadline("Event not received: waited 0.05 seconds for Ticker.Event.tick", alsoMentioning: #"Running: "ticker" (effect"#) {
+        await expectIssues(headline: "Event not received: waited 0.05 seconds for Ticker.Event.tick", mentioning: #"Running: "ticker" (effect"#) {
             await loop.receive(.tick, timeout: .milliseconds(50)) { $0.count = 1 }
         }
         await loop.send(.stop) { $0.isTicking = false }
@@ -59,7 +59,7 @@ import Testing
         let clock = TestClock()
         let loop = Ticker.testLoop(clock: clock, backend: backend, labeled: true)
         await loop.send(.start) { $0.isTicking = true }
-        await expectHeadline(#"Effect still running at the end of the test: "ticker" (effect"#, alsoMentioning: "waited 0.05 seconds") {
+        await expectIssues(headline: #"Effect still running at the end of the test: "ticker" (effect"#, mentioning: "waited 0.05 seconds") {
             await loop.finish(timeout: .milliseconds(50))
         }
     }
@@ -74,25 +74,8 @@ import Testing
             ],
             backend: backend)
         await loop.send(.start) { $0.isTicking = true }
-        await expectHeadline(#"Effect failed: "sync" (effect"#, alsoMentioning: "offline") {
+        await expectIssues(headline: #"Effect failed: "sync" (effect"#, mentioning: "offline") {
             await loop.finish()
-        }
-    }
-
-    /// Runs `body`, which must fail exactly the way described: the first line of every issue
-    /// starts with `headline`, and the whole message mentions `fragments`.
-    private func expectHeadline(
-        _ headline: String,
-        alsoMentioning fragments: String...,
-        sourceLocation: SourceLocation = #_sourceLocation,
-        _ body: () async -> Void
-    ) async {
-        await withKnownIssue(sourceLocation: sourceLocation) {
-            await body()
-        } matching: { issue in
-            let text = issue.comments.map(\.rawValue).joined(separator: "\n")
-            let firstLine = text.split(separator: "\n", omittingEmptySubsequences: false).first ?? ""
-            return firstLine.hasPrefix(headline) && fragments.allSatisfy { text.contains($0) }
         }
     }
 }

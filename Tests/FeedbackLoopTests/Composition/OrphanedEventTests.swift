@@ -9,20 +9,21 @@ struct OrphanedEventTests {
     @Test(arguments: Backend.allCases)
     func anEventForAnAbsentOptionalChildIsCountedAndChangesNothing(backend: Backend) async throws {
         let effects = Kid.Effects()
-        let logs = LogCapture()
+        let logs = Locked<[(level: Logger.Level, message: String)]>([])
         let loop = Loop(
             initial: Family.State(),
             reduce: Family.reduce,
             feedbacks: Family.feedbacks(effects),
             backend: backend,
-            configuration: LoopConfiguration(label: "family", logger: logs.logger))
+            configuration: LoopConfiguration(label: "family", logger: CapturingLogHandler.logger(into: logs)))
         let before = try await loop.sendAndWait(.setGuest(nil))
         let after = try await loop.sendAndWait(.guest(.add(1)))
         #expect(after == before)
         try await loop.sendAndWait(.guest(.add(2)))
         #expect(loop.statistics.eventsOrphaned == 2)
-        #expect(logs.warnings.count == 1, "logged once, counted every time")
-        #expect(logs.warnings.first?.contains("no longer exists") == true)
+        let warnings = logs.current.filter { $0.level >= .warning }.map(\.message)
+        #expect(warnings.count == 1, "logged once, counted every time")
+        #expect(warnings.first?.contains("no longer exists") == true)
         await loop.stop()
     }
 
@@ -75,31 +76,5 @@ struct OrphanedEventTests {
         #expect(loop.state.kids.isEmpty)
         #expect(loop.statistics.eventsOrphaned == 0)
         await loop.stop()
-    }
-}
-
-/// Collects what a logger writes at warning level and above.
-final class LogCapture: Sendable {
-    let lines = Locked<[(Logger.Level, String)]>([])
-
-    var logger: Logger {
-        Logger(label: "capture") { _ in Handler(capture: self) }
-    }
-
-    var warnings: [String] { lines.current.filter { $0.0 >= .warning }.map(\.1) }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            capture.lines.append((event.level, "\(event.message)"))
-        }
     }
 }
