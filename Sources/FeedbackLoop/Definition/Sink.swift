@@ -45,7 +45,8 @@ public struct Sink<Event: Sendable>: Sendable {
     /// The way for an effect to deliver its result. If the loop cancelled the effect first, the
     /// event is dropped and counted like any late event. Anything sent through the sink
     /// afterwards is dropped and counted. A `.run` effect's task still counts toward
-    /// ``Loop/stop()`` and ``Loop/waitUntilIdle()`` until its body returns.
+    /// ``Loop/stop()`` and ``Loop/waitUntilIdle()`` until its body returns; when the loop stops
+    /// meanwhile, that task is cancelled like every other.
     @inlinable
     public func finish(sending event: Event) {
         guard let handle else { return }

@@ -416,7 +416,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         var running = lock.withLock { Array($0.effects.values) }
         var cancelled = 0
         var endedNow: [UInt64] = []
-        for effect in running where effect.handle.markCancelled() {
+        for effect in running {
+            guard effect.handle.markCancelled() else {
+                // Finished with `finish(sending:)` but its task is still in its cleanup: the loop
+                // is stopping, so that task is cancelled too (not counted: the effect finished).
+                if effect.handle.isTask { effect.stopper.stop() }
+                continue
+            }
             cancelled += 1
             effect.stopper.stop()
             if !effect.handle.isTask { endedNow.append(effect.handle.id) }

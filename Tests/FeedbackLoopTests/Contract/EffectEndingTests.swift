@@ -161,3 +161,31 @@ struct BackendCharacterTests {
         await loop.stop()
     }
 }
+
+extension EffectEndingTests {
+    @Test(arguments: Backend.allCases)
+    func stopCancelsTheCleanupOfAnEffectThatAlreadyFinished(backend: Backend) async throws {
+        let finished = Gate()
+        let cleanupEnded = Locked<Bool?>(nil)  // whether the cleanup saw cancellation
+        let loop = Loop(
+            initial: Counter.State(query: 1),
+            reduce: Counter.reduce,
+            feedbacks: [
+                .skippingRepeated({ $0.query }) { _ in
+                    .run { send in
+                        send.finish(sending: .increment)
+                        finished.open()
+                        await suspendUntilCancelled()  // a cleanup that runs until told to stop
+                        cleanupEnded.withLock { $0 = Task.isCancelled }
+                    }
+                },
+            ],
+            backend: backend)
+        try await withDeadline("the effect to finish") { await finished.wait() }
+        try await withDeadline("stop, which must cancel the cleanup") { await loop.stop() }
+        #expect(cleanupEnded.current == true)
+        let statistics = loop.statistics
+        #expect(statistics.effectsFinished == 1)
+        #expect(statistics.effectsCancelled == 0, "a finished effect is not counted as cancelled")
+    }
+}
