@@ -455,7 +455,8 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
 
     /// Ends the test: waits up to `timeout` for running effects to end and the loop to become
     /// idle, fails if an effect is still running or an effect event was not received, then
-    /// stops the loop (cancelling whatever still runs). Call it last in every test.
+    /// stops the loop (cancelling whatever still runs), failing if an effect ignores that
+    /// cancellation for `timeout` (5 seconds at least). Call it last in every test.
     ///
     /// Without ``Exhaustivity/effects`` it does not wait for effects: it stops the loop right
     /// away, and events effects had sent but the loop had not reduced yet are discarded.
@@ -517,11 +518,17 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
                 """)
         }
         skipReceivedEvents()
-        let stopDeadline = ContinuousClock.now.advanced(by: wait)
-        if await !bounded(until: stopDeadline, { [loop] in await loop.stop() }) {
+        // The stop only has to outwait effects that ignore cancellation: a bound of a few seconds
+        // at least, so that a cooperative stop delayed by a loaded machine never fails a test.
+        let stopWait = max(wait, .seconds(5))
+        let report = await loop.stop(timeout: stopWait)
+        if !report.stoppedInTime {
             at.fail(
                 "Loop did not stop",
-                "The loop did not stop within \(wait): an effect does not respond to cancellation.")
+                """
+                The loop did not stop within \(stopWait): \(report.unfinishedEffects.map(\.description).joined(separator: ", ")) \
+                did not respond to cancellation.
+                """)
         }
     }
 

@@ -13,7 +13,7 @@ struct OrderDeskTests {
             initial: State(limit: limit),
             reduce: OrderDesk.reduce,
             feedbacks: OrderDesk.feedbacks(.init(service: kitchen)),
-            backend: backend)
+            backend: backend, timeout: exampleTimeout)
     }
 
     static func submitting(_ items: [String], attempt: Int = 1) -> Order.State {
@@ -133,7 +133,7 @@ struct OrderDeskTests {
             initial: State(limit: 1),
             reduce: OrderDesk.reduce,
             feedbacks: OrderDesk.feedbacks(.init(service: FakeOrderService(failing: 1))),
-            backend: backend)
+            backend: backend, timeout: exampleTimeout)
         await loop.send(.place(["soup"])) {
             $0.orders[id: 1] = Self.submitting(["soup"]); $0.nextID = 2; $0.inFlight = [1]
         }

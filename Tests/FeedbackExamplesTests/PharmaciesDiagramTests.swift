@@ -34,7 +34,7 @@ struct PharmaciesDiagramTests {
             initial: Pharmacies.initialState,
             reduce: Pharmacies.reduce,
             feedbacks: Pharmacies.feedbacks(.init(service: service)),
-            backend: backend)
+            backend: backend, timeout: exampleTimeout)
     }
 
     /// A loop that has loaded the two saved pharmacies.

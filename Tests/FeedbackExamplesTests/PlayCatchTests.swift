@@ -28,7 +28,7 @@ struct PlayCatchTests {
             initial: PlayCatch.initialState,
             reduce: PlayCatch.reduce,
             feedbacks: PlayCatch.feedbacks(.init(clock: clock, machineDelay: .seconds(1))),
-            backend: backend)
+            backend: backend, timeout: exampleTimeout)
         await loop.loop.waitUntilIdle()
         #expect(loop.loop.statistics.effectsStarted == 0, "the machine waits for the ball")
 

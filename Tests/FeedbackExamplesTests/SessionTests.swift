@@ -18,7 +18,7 @@ struct SessionTests {
             initial: initial,
             reduce: Session.reduce,
             feedbacks: Session.feedbacks(.init(login: .init(service: FakeLoginService()), pharmacies: .init(service: pharmacies))),
-            backend: backend)
+            backend: backend, timeout: exampleTimeout)
     }
 
     static let typed = State.signedOut(Login.State(username: "ada", password: "lovelace"))

@@ -26,7 +26,7 @@ struct TrafficLightTests {
             initial: TrafficLight.initialState,
             reduce: TrafficLight.reduce,
             feedbacks: TrafficLight.feedbacks(.init(clock: clock, timing: timing)),
-            backend: backend)
+            backend: backend, timeout: exampleTimeout)
     }
 
     @Test("each light stays lit for its own time, cycle after cycle", arguments: Backend.allCases)

@@ -81,12 +81,12 @@ final class HeldCalls<Request: Sendable, Answer: Sendable>: Sendable {
     }
 
     /// Returns once `count` calls have been made, or records a failure after `limit`.
-    func waitForCalls(_ count: Int, limit: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation) async {
+    func waitForCalls(_ count: Int, limit: Duration = exampleTimeout, sourceLocation: SourceLocation = #_sourceLocation) async {
         await wait("\(count) calls", limit: limit, sourceLocation) { $0.count >= count }
     }
 
     /// Returns once the call at `index` has been cancelled, or records a failure after `limit`.
-    func waitForCancellation(of index: Int, limit: Duration = .seconds(30), sourceLocation: SourceLocation = #_sourceLocation) async {
+    func waitForCancellation(of index: Int, limit: Duration = exampleTimeout, sourceLocation: SourceLocation = #_sourceLocation) async {
         await wait("the cancellation of call \(index)", limit: limit, sourceLocation) { $0.count > index && $0[index].cancelled }
     }
 
@@ -147,3 +147,9 @@ struct HeldPharmacies: PharmaciesService {
     func add(_ pharmacy: Pharmacy) async throws -> Pharmacy { pharmacy }
     func delete(_ pharmacy: Pharmacy) async throws {}
 }
+
+/// How long the examples' tests wait for an event, a call or idle before failing. The bound only
+/// turns a hang into a failure (a passing test never waits for it); it is long because the whole
+/// package's tests share two cores, and an effect's task can wait seconds for a thread while the
+/// load tests run.
+let exampleTimeout: Duration = .seconds(60)

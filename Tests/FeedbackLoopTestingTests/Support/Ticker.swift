@@ -60,4 +60,4 @@ extension Ticker {
 /// 2-second default: the whole package's tests share two cores, and an actor loop's drain can wait
 /// seconds for a pool thread while other tests drain a million events. A passing test never
 /// waits for it; the tests of the default itself build their loops without it.
-let suiteTimeout: Duration = .seconds(10)
+let suiteTimeout: Duration = .seconds(60)

@@ -1,5 +1,6 @@
 @testable import FeedbackLoop
 import Foundation
+import Logging
 
 /// Concurrent mode: several threads send at once with no waits, effects drive themselves, an
 /// observer joins mid-run, a task calls `sendAndWait`, and the loop may be stopped in the middle.
@@ -88,7 +89,7 @@ struct ConcurrentRun {
                 }
             },
             backend: backend,
-            configuration: LoopConfiguration(onEffectError: { _ in }),
+            configuration: LoopConfiguration(logger: quietLogger, onEffectError: { _ in }),
             instrumentation: instrumentation)
 
         // An observer from the start, one that joins midway, a task that calls sendAndWait.

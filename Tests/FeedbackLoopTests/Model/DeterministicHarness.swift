@@ -1,5 +1,6 @@
 @testable import FeedbackLoop
 import Foundation
+import Logging
 
 /// Plays a ``Script`` on a real loop, one step at a time, waiting after each for quiescence (the
 /// queue drained, no drain under way, every effect's work the model expects ended), and compares
@@ -160,7 +161,7 @@ final class DeterministicHarness: Sendable {
                 }
             },
             backend: backend,
-            configuration: LoopConfiguration(onEffectError: { _ in }),
+            configuration: LoopConfiguration(logger: quietLogger, onEffectError: { _ in }),
             instrumentation: instrumentation)
     }
 

@@ -1,4 +1,5 @@
 import FeedbackLoop
+import Logging
 
 /// The system the reference model and the engines both run: a state with one query per feedback
 /// constructor, events that move those queries, and feedbacks whose effects the test controls.
@@ -128,3 +129,7 @@ struct EffectKey: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     var description: String { "f\(feedback)(\(value))#\(generation)" }
 }
+
+/// The model's loops log nothing: tens of thousands of scripts send after stop on purpose, and
+/// each loop would warn about it once.
+let quietLogger = Logger(label: "reference-model") { _ in SwiftLogNoOpLogHandler() }
