@@ -2,7 +2,7 @@ import FeedbackLoop
 import Logging
 import ServiceLifecycle
 
-/// Many loops in one service: one ``Loop`` per entity id (a session, an order, a device),
+/// Many loops in one service: one `Loop` per entity id (a session, an order, a device),
 /// created on first use, evicted when idle, capped, and drained on graceful shutdown.
 ///
 /// ```swift
@@ -99,7 +99,7 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
         public static var removed: Exit { Exit("removed") }
         /// The registry shut down (gracefully or by cancellation).
         public static var shutdown: Exit { Exit("shutdown") }
-        /// The loop stopped by other means (someone called ``Loop/stop()``).
+        /// The loop stopped by other means (someone called `Loop.stop()`).
         public static var stopped: Exit { Exit("stopped") }
 
         public var description: String { name }
@@ -241,7 +241,11 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
     /// If the id's loop is ending, this waits for its end (at most its grace period) and then
     /// creates a new one.
     ///
-    /// - Parameter creatingIfAbsent: `false` to use only a loop that is already live.
+    /// - Parameters:
+    ///   - id: The entity whose loop `body` gets.
+    ///   - creatingIfAbsent: `false` to use only a loop that is already live.
+    ///   - isolation: Where `body` runs: the caller's actor, by default.
+    ///   - body: What to do with the loop; it is not evicted meanwhile.
     /// - Throws: ``LoopRegistryError`` (`tooManyLoops`, `shuttingDown`, or `noSuchLoop` when
     ///   `creatingIfAbsent` is `false`) before `body` runs; otherwise what `body` throws.
     ///   Cancelling the caller does not cut short a wait for a loop being made or ending (at

@@ -1,7 +1,7 @@
 import FeedbackLoop
 
 /// `composition`: a parent holding 1,000 children of one feature under their ids
-/// (``KeyedChildScope`` over ``IdentifiedStates``), each running the child's feedback, with one
+/// (`KeyedChildScope` over `IdentifiedStates`), each running the child's feedback, with one
 /// child changing per event — against the same child feature as a loop of its own.
 ///
 /// The child is the idle counter: its reducer adds, its one `skippingRepeated` feedback's query

@@ -8,7 +8,7 @@ import FeedbackLoop
 /// case: signing in creates the pharmacies screen (which starts loading), signing out discards it
 /// and cancels whatever it was doing — a fetch in flight is cancelled and its late answer is
 /// dropped, never shown to the next user. An event for the screen that is not there (a late tap,
-/// a stale message) is dropped and counted in the loop's ``LoopStatistics/eventsOrphaned``.
+/// a stale message) is dropped and counted in the loop's `LoopStatistics.eventsOrphaned`.
 ///
 /// ```swift
 /// let loop = Session.makeLoop(environment: .init(login: …, pharmacies: …), backend: .actor)

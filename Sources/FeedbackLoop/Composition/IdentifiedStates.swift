@@ -283,7 +283,7 @@ extension IdentifiedStates: Equatable where Value: Equatable {
 }
 
 extension IdentifiedStates: Hashable where Value: Hashable {
-    /// Hashes the ids and values in order, as ``==`` compares them.
+    /// Hashes the ids and values in order, as `==` compares them.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(count)
         for (id, value) in self {
