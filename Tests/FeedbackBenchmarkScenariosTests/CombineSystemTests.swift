@@ -1,4 +1,5 @@
 @preconcurrency import OpenCombine
+import FeedbackLoop
 import Testing
 
 @testable import FeedbackBenchmarkScenarios
@@ -64,5 +65,81 @@ import Testing
                 run: "leak", expectedState: 1, finalState: 1, reduced: 1, census: EffectCensus.Counts(started: 2, cancelled: 1)
             ).validate()
         }
+    }
+
+    @Test func theSystemPublishesEachStateWithTheEventThatProducedIt() {
+        let input = PassthroughSubject<Int, Never>()
+        var seen: [(Int, Int?)] = []
+        let subscription = CombineSystem.system(
+            initial: 0, reduce: { $0 += $1 }, scheduler: CombineSystem.Trampoline(),
+            feedbacks: [.custom { _ in input.eraseToAnyPublisher() }]
+        )
+        .sink { seen.append($0) }
+        input.send(2)
+        input.send(3)
+        #expect(seen.map(\.0) == [0, 2, 5])
+        #expect(seen.map(\.1) == [nil, 2, 3])
+        subscription.cancel()
+    }
+
+    @Test func theEventsOfACancelledEffectStillQueuedAreDropped() {
+        // The effect answers state [0] with 1 and 2 at once, while the queue is draining: both are
+        // queued. Reducing 1 changes the query, which cancels the effect; 2 must not be reduced.
+        let loop = CombineSystem.Loop<[Int], Int>(
+            initial: [], reduce: { $0.append($1) },
+            feedbacks: [
+                .skippingRepeated({ $0 == [0] ? 0 : nil }) { _ in
+                    [1, 2].publisher.append(Empty(completeImmediately: false)).eraseToAnyPublisher()
+                }
+            ])
+        loop.send(0)
+        #expect(loop.state == [0, 1])
+        loop.stop()
+    }
+
+    @Test func lensingStartsAnEffectForEveryStateAndSkippingRepeatedOnlyForANewQuery() {
+        let lensed = EffectCensus()
+        let skipping = EffectCensus()
+        func effect(_ census: EffectCensus) -> AnyPublisher<Int, Never> {
+            Deferred { () -> Empty<Int, Never> in
+                census.began()
+                return Empty(completeImmediately: false)
+            }
+            .handleEvents(receiveCancel: { census.ended(generation: 0) })
+            .eraseToAnyPublisher()
+        }
+        let loop = CombineSystem.Loop<Int, Int>(
+            initial: 0, reduce: { $0 += $1 },
+            feedbacks: [.lensing({ _ in true }) { _ in effect(lensed) }, .skippingRepeated({ _ in true }) { _ in effect(skipping) }])
+        for _ in 0..<3 { loop.send(1) }
+        #expect(lensed.counts == EffectCensus.Counts(started: 4, cancelled: 3))
+        #expect(skipping.counts == EffectCensus.Counts(started: 1, cancelled: 0))
+        loop.stop()
+        #expect(lensed.counts == EffectCensus.Counts(started: 4, cancelled: 4))
+        #expect(skipping.counts == EffectCensus.Counts(started: 1, cancelled: 1))
+    }
+
+    @Test func requestsRunOneEffectPerRequestAndCancelEachWhenItLeavesTheSet() {
+        let log = Lock<[String]>([])
+        let loop = CombineSystem.Loop<Set<Int>, Set<Int>>(
+            initial: [], reduce: { $0 = $1 },
+            feedbacks: [
+                .requests({ $0 }) { request in
+                    Deferred { () -> Empty<Set<Int>, Never> in
+                        log.withLock { $0.append("start \(request)") }
+                        return Empty(completeImmediately: false)
+                    }
+                    .handleEvents(receiveCancel: { log.withLock { $0.append("cancel \(request)") } })
+                    .eraseToAnyPublisher()
+                }
+            ])
+        loop.send([1, 2])
+        #expect(Set(log.withLock { $0 }) == ["start 1", "start 2"])
+        log.withLock { $0 = [] }
+        loop.send([2, 3])
+        #expect(log.withLock { $0 } == ["cancel 1", "start 3"])
+        log.withLock { $0 = [] }
+        loop.stop()
+        #expect(Set(log.withLock { $0 }) == ["cancel 2", "cancel 3"])
     }
 }
