@@ -6,7 +6,7 @@ import FeedbackLoop
 /// OpenCombine 0.14 (not copied from either project) and run through the same scenarios.
 ///
 /// The state is a stream of `(State, Event?)`: the state and the event that produced it (`nil` for
-/// the initial state). A ``System`` publisher, when subscribed, creates an ``EventQueue``: every
+/// the initial state). A ``System`` publisher, when subscribed, creates an `EventQueue`: every
 /// event, external or from a feedback, is enqueued there tagged with the token of whoever sent it,
 /// and drained on a scheduler by one thread at a time, which folds it into the state (the `scan` of
 /// the design) and sends the pair through a `CurrentValueSubject` that multicasts it to the
@@ -22,7 +22,7 @@ public enum CombineSystem {
         public init() {}
     }
 
-    /// Where a feedback's events go: the system's ``EventQueue``.
+    /// Where a feedback's events go: the system's `EventQueue`.
     public class FeedbackEventConsumer<Event>: @unchecked Sendable {
         // @unchecked: abstract; the one subclass, `EventQueue`, keeps its mutable state behind its lock.
         /// Enqueues `event`, sent by the effect holding `token`; it is reduced after every event
@@ -293,8 +293,8 @@ public enum CombineSystem {
         public typealias SchedulerTimeType = ImmediateScheduler.SchedulerTimeType
         public typealias SchedulerOptions = Never
 
+        // @unchecked: an action is run exactly once, by the thread holding the drain role.
         private struct Action: @unchecked Sendable {
-            // @unchecked: an action is run exactly once, by the thread holding the drain role.
             let run: () -> Void
         }
 
