@@ -7,7 +7,7 @@ import Testing
 @Suite("Console: default scripts, transcripts and bad input")
 struct ConsoleRunnerTests {
     final class Output: Sendable {
-        private let lines = Mutex<[String]>([])
+        private let lines = Lock<[String]>([])
         var all: [String] { lines.withLock { $0 } }
         var text: String { all.joined(separator: "\n") }
         @Sendable func write(_ line: String) { lines.withLock { $0.append(line) } }

@@ -113,7 +113,7 @@ import Testing
 
 /// An instrument that notes which feedbacks started effects.
 final class EffectNames: LoopInstrument {
-    private let storage = Mutex<[String]>([])
+    private let storage = Lock<[String]>([])
 
     var names: [String] { storage.withLock { $0 } }
 
@@ -135,7 +135,7 @@ final class LogCapture: Sendable {
         var metadata: [String: String]
     }
 
-    fileprivate let storage = Mutex<[Entry]>([])
+    fileprivate let storage = Lock<[Entry]>([])
 
     var entries: [Entry] { storage.withLock { $0 } }
 }

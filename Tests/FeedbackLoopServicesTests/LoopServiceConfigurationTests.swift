@@ -1,3 +1,4 @@
+import FeedbackLoop
 import FeedbackLoopServices
 import MetricsTestKit
 import ServiceLifecycleTestKit
@@ -43,7 +44,7 @@ struct LoopServiceConfigurationTests {
 }
 
 private final class Lines: Sendable {
-    let storage = Mutex<[String]>([])
+    let storage = Lock<[String]>([])
     var messages: [String] { storage.withLock { $0 } }
 }
 

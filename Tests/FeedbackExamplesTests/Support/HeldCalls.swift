@@ -1,3 +1,4 @@
+import FeedbackLoop
 import Dispatch
 import FeedbackExamples
 import Synchronization
@@ -30,7 +31,7 @@ final class HeldCalls<Request: Sendable, Answer: Sendable>: Sendable {
         }
     }
 
-    private let storage = Mutex(Storage())
+    private let storage = Lock(Storage())
     let honoursCancellation: Bool
 
     init(honoursCancellation: Bool = true) {

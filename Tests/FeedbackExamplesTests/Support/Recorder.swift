@@ -11,7 +11,7 @@ final class Recorder<State: Sendable, Event: Sendable>: Sendable {
         var after: State
     }
 
-    private let steps = Mutex<[Step]>([])
+    private let steps = Lock<[Step]>([])
 
     var instrumentation: LoopInstrumentation<State, Event> {
         LoopInstrumentation(onTransition: { [self] before, event, after in

@@ -1,3 +1,4 @@
+import FeedbackLoop
 import Clocks
 import Synchronization
 import Testing
@@ -15,7 +16,7 @@ final class SleepCountingClock: Clock, Sendable {
     typealias Instant = TestClock<Duration>.Instant
 
     let base = TestClock<Duration>()
-    private let counts = Mutex((started: 0, active: 0))
+    private let counts = Lock((started: 0, active: 0))
 
     var now: Instant { base.now }
     var minimumResolution: Duration { base.minimumResolution }

@@ -69,7 +69,7 @@ import Synchronization
 
 /// Numbers the loader's attempts from 1.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Lock(0)
 
     func next() -> Int {
         value.withLock { value in

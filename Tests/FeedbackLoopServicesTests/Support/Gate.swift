@@ -1,8 +1,9 @@
+import FeedbackLoop
 import Synchronization
 
 /// A one-shot signal: `wait()` suspends until `open()`, or returns at once if already open.
 final class Gate: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Lock<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     func open() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in

@@ -41,7 +41,7 @@ enum Downloads {
     /// Per-id one-shot signals: `wait(for:)` suspends until `release(_:)` of that id, or returns
     /// at once if it was released already.
     final class Releases: Sendable {
-        private let state = Mutex<(released: Set<Int>, waiters: [Int: [CheckedContinuation<Void, Never>]])>(([], [:]))
+        private let state = Lock<(released: Set<Int>, waiters: [Int: [CheckedContinuation<Void, Never>]])>(([], [:]))
 
         func release(_ id: Int) {
             let waiters = state.withLock { state in

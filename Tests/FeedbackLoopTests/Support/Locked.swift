@@ -1,3 +1,4 @@
+import FeedbackLoop
 import Foundation
 
 /// A value behind an `NSLock`, for collecting what tests observe from many threads.
