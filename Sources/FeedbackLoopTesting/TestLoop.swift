@@ -330,15 +330,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             at.fail("Nothing to receive", "`receive(inAnyOrder:)` was given no events.")
             return
         }
-        let (exhaustivity, defaultTimeout, finished, cursor) = progress.withLock {
-            ($0.exhaustivity, $0.timeout, $0.isFinished, $0.cursor)
-        }
-        guard !finished else {
-            at.fail("Test loop finished", "Expected to receive \(expected) after the test loop finished.")
-            return
-        }
-        let wait = timeout ?? defaultTimeout
-        let deadline = ContinuousClock.now.advanced(by: wait)
+        guard let (exhaustivity, wait, deadline, cursor) = startReceiving(expected, timeout: timeout, at: at) else { return }
         let strict = exhaustivity.contains(.receivedEvents)
 
         let outcome = await journal.wait(until: deadline) { contents -> UnorderedMatch? in
@@ -389,6 +381,22 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         }
     }
 
+    /// What every `receive` starts with: the settings it runs under, or `nil` (and a failure) when
+    /// the test loop has already finished.
+    private func startReceiving(
+        _ expected: String, timeout: Duration?, at: CallSite
+    ) -> (exhaustivity: Exhaustivity, wait: Duration, deadline: ContinuousClock.Instant, cursor: Int)? {
+        let (exhaustivity, defaultTimeout, finished, cursor) = progress.withLock {
+            ($0.exhaustivity, $0.timeout, $0.isFinished, $0.cursor)
+        }
+        guard !finished else {
+            at.fail("Test loop finished", "Expected to receive \(expected) after the test loop finished.")
+            return nil
+        }
+        let wait = timeout ?? defaultTimeout
+        return (exhaustivity, wait, ContinuousClock.now.advanced(by: wait), cursor)
+    }
+
     nonisolated(nonsending) private func receive(
         describedAs expected: String,
         matching isExpected: (Event) -> Bool,
@@ -396,15 +404,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
         assert expectation: ((inout State) throws -> Void)?,
         at: CallSite
     ) async {
-        let (exhaustivity, defaultTimeout, finished, cursor) = progress.withLock {
-            ($0.exhaustivity, $0.timeout, $0.isFinished, $0.cursor)
-        }
-        guard !finished else {
-            at.fail("Test loop finished", "Expected to receive \(expected) after the test loop finished.")
-            return
-        }
-        let wait = timeout ?? defaultTimeout
-        let deadline = ContinuousClock.now.advanced(by: wait)
+        guard let (exhaustivity, wait, deadline, cursor) = startReceiving(expected, timeout: timeout, at: at) else { return }
         let strict = exhaustivity.contains(.receivedEvents)
         let index = await journal.wait(until: deadline) { contents -> Int? in
             let pending = contents.transitions[cursor...]
