@@ -68,6 +68,10 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///   - backend: The engine; see ``Backend``.
     ///   - configuration: Capacity, logging and the effect-error hook.
     ///   - instrumentation: Hooks that see each transition, effect and dropped event.
+    // Inlinable so that the engine — above all the actor's drain, whose first wake-up starts
+    // here — is specialised in the caller's binary for its `State` and `Event`; built inside the
+    // library it would run generic code with run-time metadata lookups on every event.
+    @inlinable
     public init(
         initial: State,
         reduce: @escaping @Sendable (inout State, Event) -> Void,
@@ -77,14 +81,26 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
         instrumentation: LoopInstrumentation<State, Event>? = nil
     ) {
         self.backend = backend
+        let (configuration, instrumentation) = Self.prepare(configuration, instrumentation, feedbacks: feedbacks)
         self.core = LoopCore(
             initial: initial,
             reduce: reduce,
             feedbacks: feedbacks,
             backend: backend,
-            configuration: configuration.labelling(feedbacks),
-            instrumentation: configuration.instrumentation(adding: instrumentation, feedbacks: feedbacks))
+            configuration: configuration,
+            instrumentation: instrumentation)
         core.start()
+    }
+
+    /// The configuration labelled with the feedbacks' labels, and the instrumentation of the
+    /// caller and of every instrument it names, combined.
+    @usableFromInline
+    static func prepare(
+        _ configuration: LoopConfiguration,
+        _ instrumentation: LoopInstrumentation<State, Event>?,
+        feedbacks: [Feedback<State, Event>]
+    ) -> (LoopConfiguration, LoopInstrumentation<State, Event>?) {
+        (configuration.labelling(feedbacks), configuration.instrumentation(adding: instrumentation, feedbacks: feedbacks))
     }
 
     deinit {

@@ -32,6 +32,19 @@ public struct LoopConfiguration: Sendable {
     /// running the loop finds both here too. See ``LoopInstrument``.
     public var instruments: [any LoopInstrument]
 
+    /// The executor a loop on ``Backend/actor`` runs on: its reducer, feedbacks, observers and the
+    /// synchronous start of its `.callback` effects all run isolated to this `SerialExecutor`.
+    /// `nil`, the default, gives the loop an actor of its own on the default executor.
+    ///
+    /// Give a server's own executor to keep a loop's work on it with no thread hop — for example
+    /// SwiftNIO's `eventLoop.executor`, so that a per-connection loop runs on that connection's
+    /// event loop. The executor must run every job it is given, in order, one at a time (the
+    /// `SerialExecutor` contract); the loop holds it for its whole life.
+    ///
+    /// ``Backend/callback`` has no executor of its own (it runs where the drain role is taken)
+    /// and ignores this setting.
+    public var executor: (any SerialExecutor)?
+
     /// The labels of the loop's feedbacks, by position, for messages; set by ``labelling(_:)``.
     @usableFromInline var feedbackLabels: [String?] = []
 
@@ -41,13 +54,15 @@ public struct LoopConfiguration: Sendable {
         capacity: EventCapacity = .unbounded,
         logger: Logger? = nil,
         onEffectError: (@Sendable (_ error: any Error) -> Void)? = nil,
-        instruments: [any LoopInstrument] = []
+        instruments: [any LoopInstrument] = [],
+        executor: (any SerialExecutor)? = nil
     ) {
         self.label = label
         self.capacity = capacity
         self.logger = logger ?? Self.defaultLogger
         self.onEffectError = onEffectError
         self.instruments = instruments
+        self.executor = executor
     }
 
     // One logger shared by every loop that does not bring its own: creating a `Logger` asks the

@@ -1,16 +1,9 @@
 import Logging
 import Synchronization
 
-/// Which backend drives the machine.
-@usableFromInline
-enum Engine<State: Sendable, Event: Sendable>: Sendable {
-    case callback(CallbackDriver<State, Event>)
-    case actor(LoopActor<State, Event>)
-}
-
-/// The engine behind a ``Loop``, shared by both backends: the queue and its drain role, the
-/// registry of running effects, stop, idle and statistics. The backends differ only in
-/// ``drain(startingWith:)`` and ``tearDown()`` — where the machine runs.
+/// The engine behind a ``Loop``, shared by every backend: the queue and its drain role, the
+/// registry of running effects, stop, idle and statistics. What differs between backends — where
+/// and when the machine runs — is behind ``driver`` (see ``LoopDriver``).
 ///
 /// Effects' sinks and tasks hold the core, never the ``Loop``, so releasing the last reference to
 /// a loop runs its `deinit`, which stops the core and lets every effect go.
@@ -26,7 +19,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @usableFromInline let observerCount = Atomic<Int>(0)
     @usableFromInline let configuration: LoopConfiguration
     @usableFromInline let instrumentation: LoopInstrumentation<State, Event>?
-    @usableFromInline let engine: Engine<State, Event>
+    @usableFromInline let driver: Driver<State, Event>
 
     @inlinable
     init(
@@ -40,11 +33,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         self.lock = Lock(CoreState(initial: initial, capacity: configuration.capacity.limit))
         self.configuration = configuration
         self.instrumentation = instrumentation
-        let machine = Machine(initial: initial, reduce: reduce, feedbacks: feedbacks)
-        switch backend {
-        case .callback: self.engine = .callback(CallbackDriver(machine: machine))
-        case .actor: self.engine = .actor(LoopActor(machine: machine))
-        }
+        self.driver = Driver(
+            backend, machine: Machine(initial: initial, reduce: reduce, feedbacks: feedbacks), configuration: configuration)
     }
 
     @inlinable
@@ -105,15 +95,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     // MARK: Draining
 
-    /// The caller holds the drain role: run the machine, starting with `item`.
+    /// The caller holds the drain role: run the machine, starting with `item`, where the backend
+    /// runs it.
     @inlinable
     func drain(startingWith item: QueueItem<State, Event>) {
-        switch engine {
-        case .callback(let driver):
-            drainLoop(driver.machine, first: item)
-        case .actor(let actor):
-            Task { await actor.drain(self, first: item) }
-        }
+        driver.drain(self, startingWith: item)
     }
 
     /// How a drain pass ended.
@@ -270,7 +256,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
-            let task = Task(priority: priority.map(TaskPriority.init(rawValue:))) {
+            let task = driver.spawn(priority: priority.map(TaskPriority.init(rawValue:))) {
                 do {
                     try await EffectMarker.inside(marker) { try await body(sink) }
                     self.taskReturned(handle, error: nil)
@@ -306,8 +292,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         followup.perform()
     }
 
-    /// A `.run` effect's task returned, or threw.
-    @usableFromInline
+    /// A `.run` effect's task returned, or threw. Inlinable, like everything an effect's task
+    /// calls, so that it is specialised where the task was made: generic, it cost ~1,500
+    /// instructions of metadata lookups per effect.
+    @inlinable
     func taskReturned(_ handle: EffectHandle, error: (any Error)?) {
         let ranToEnd = handle.markFinished()
         let outcome: EffectLifecycleEvent.Kind? =
@@ -401,12 +389,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// The caller holds the drain role after stop began: tear down where the machine lives.
     @usableFromInline
     func tearDown() {
-        switch engine {
-        case .callback(let driver):
-            tearDown(driver.machine)
-        case .actor(let actor):
-            Task { await actor.tearDown(self) }
-        }
+        driver.tearDown(self)
     }
 
     /// Finishes observers, releases feedbacks and cancels every running effect exactly once.

@@ -3,7 +3,7 @@
 /// called `stop()`. Events queued meanwhile by other threads are drained in the same pass, so
 /// there is no thread hop and no task per event.
 @usableFromInline
-final class CallbackDriver<State: Sendable, Event: Sendable>: @unchecked Sendable {
+final class CallbackDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
     // @unchecked: `machine` is touched only by the holder of the drain role. The role is taken and
     // released under `LoopCore.lock` (see `CoreState`), which orders every access between threads.
     @usableFromInline let machine: Machine<State, Event>
@@ -11,5 +11,23 @@ final class CallbackDriver<State: Sendable, Event: Sendable>: @unchecked Sendabl
     @inlinable
     init(machine: Machine<State, Event>) {
         self.machine = machine
+    }
+
+    /// Drains on the calling thread, before `send` returns.
+    @inlinable
+    func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
+        core.drainLoop(machine, first: item)
+    }
+
+    @inlinable
+    func tearDown(_ core: LoopCore<State, Event>) {
+        core.tearDown(machine)
+    }
+
+    /// A plain `Task` on the global executor: the drain thread is the sender's, so the effect must
+    /// not start running on it.
+    @inlinable
+    func spawn(priority: TaskPriority?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        Task(priority: priority, operation: body)
     }
 }
