@@ -7,6 +7,10 @@
 /// `Cancellation` or a task that may capture the loop's owner) and waiters all leave through the
 /// returned actions and die after the lock is dropped.
 ///
+/// Its fields are changed only by its own transitions (the methods below); `LoopCore` never writes
+/// a field. They are not `private` only because `@inlinable` transitions — which a client binary
+/// specialises — cannot touch private storage; tests read them.
+///
 /// The drain role: `draining` is true while one thread (callback backend) or the actor (actor
 /// backend) is handling queue items. Only the holder touches the machine (state, reducer,
 /// feedbacks, observers). The role is taken by the sender that finds the loop idle and released
@@ -298,6 +302,95 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         followup.idle = takeIdleWaitersIfIdle()
     }
 
+    /// A `.send` effect: counted as started and finished at once, its events queued behind the
+    /// current batch (the drain role is held, so the queue is never idle). Returns the events
+    /// dropped because stop has begun.
+    @inlinable
+    mutating func sendEffect(_ events: [Event]) -> [Event] {
+        statistics.effectsStarted += 1
+        statistics.effectsFinished += 1
+        var dropped: [Event] = []
+        for event in events {
+            if case .dropped = enqueue(.event(event, nil), external: false) { dropped.append(event) }
+        }
+        return dropped
+    }
+
+    /// The loop cancelled a running effect: counted, and its registry entry returned so that the
+    /// caller can stop it after the lock. A callback effect's work ends with its cancellation; a
+    /// task's when it returns.
+    @inlinable
+    mutating func cancelled(_ handle: EffectHandle) -> (RunningEffect?, Followup) {
+        count(.cancelled)
+        guard let entry = effects[handle.id] else { return (nil, Followup()) }
+        return (entry, handle.isTask ? Followup() : workEnded(id: handle.id))
+    }
+
+    /// A `.run` effect's task returned; `outcome` is how it ended, if it ran to its end (a
+    /// cancelled one was counted when it was cancelled).
+    @inlinable
+    mutating func taskReturned(_ id: UInt64, outcome: EffectLifecycleEvent.Kind?) -> Followup {
+        if let outcome { count(outcome) }
+        return workEnded(id: id)
+    }
+
+    /// An effect finished by itself, with `event` as its last word, queued. A task's work lasts
+    /// until it returns; a callback effect's ends here.
+    @inlinable
+    mutating func finished(_ handle: EffectHandle, sending event: Event?) -> (Followup, EnqueueAction) {
+        count(.finished)
+        let enqueued = event.map { enqueue(.event($0, handle), external: false) } ?? .queued
+        return (handle.isTask ? Followup() : workEnded(id: handle.id), enqueued)
+    }
+
+    /// Teardown is about to cancel these: every effect whose work may still be under way.
+    @inlinable
+    func effectsToCancel() -> [RunningEffect] {
+        Array(effects.values)
+    }
+
+    /// The effects still running, in start order, but `except` (the caller's own effect).
+    @inlinable
+    func unfinishedEffects(except: UInt64?) -> [EffectIdentity] {
+        effects.values.lazy
+            .filter { $0.handle.id != except }
+            .map { EffectIdentity(effect: $0.handle.id, feedback: $0.handle.feedback) }
+            .sorted { $0.effect < $1.effect }
+    }
+
+    @inlinable
+    mutating func countDiscardedAtStop(_ count: Int) {
+        statistics.eventsDiscardedAtStop += count
+    }
+
+    @inlinable
+    mutating func countDroppedFromCancelledEffect() {
+        statistics.eventsDroppedFromCancelledEffects += 1
+    }
+
+    /// An event for a child feature that no longer exists (see `EffectDoor`).
+    @inlinable
+    mutating func countOrphaned() {
+        statistics.eventsOrphaned += 1
+    }
+
+    // MARK: Waiting
+
+    /// `true` if the loop is idle now; otherwise `waiter` is resumed when it becomes idle.
+    @inlinable
+    mutating func waitForIdle(_ waiter: CheckedContinuation<Void, Never>) -> Bool {
+        if isIdle { return true }
+        idleWaiters.append(waiter)
+        return false
+    }
+
+    /// `true` if `condition` holds now; otherwise `waiter` is resumed at the loop's next progress.
+    mutating func waitForProgress(_ waiter: CheckedContinuation<Void, Never>, unless condition: (Self) -> Bool) -> Bool {
+        if condition(self) { return true }
+        progressWaiters.append(waiter)
+        return false
+    }
+
     // MARK: Observers
 
     @usableFromInline
@@ -326,6 +419,14 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         case .stopping(tornDown: true), .stopped:
             return .stopped(published)
         }
+    }
+
+    /// An observer leaves through the queue, in order with the states it sees. After stop,
+    /// observers are already gone: nothing to queue.
+    @inlinable
+    mutating func removeObserver(_ id: Int) -> EnqueueAction {
+        guard phase == .running else { return .queued }
+        return enqueue(.removeObserver(id), external: false)
     }
 
     // MARK: Stopping

@@ -201,7 +201,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     func discard(_ items: some Collection<QueueItem<State, Event>>) {
         let count = reportDiscarded(items)
         if count > 0 {
-            lock.withLock { $0.statistics.eventsDiscardedAtStop += count }
+            lock.withLock { $0.countDiscardedAtStop(count) }
         }
     }
 
@@ -237,17 +237,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         case .send(let events):
             let id = nextID()
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
-            let dropped = lock.withLock { state -> [Event] in
-                state.statistics.effectsStarted += 1
-                state.statistics.effectsFinished += 1
-                var dropped: [Event] = []
-                for event in events {
-                    // In the drain role the queue is never idle, so this only queues, or drops
-                    // (and counts) once stop has begun.
-                    if case .dropped = state.enqueue(.event(event, nil), external: false) { dropped.append(event) }
-                }
-                return dropped
-            }
+            let dropped = lock.withLock { $0.sendEffect(events) }
             for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
@@ -280,12 +270,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @inlinable
     func cancel(_ handle: EffectHandle) {
         guard handle.markCancelled() else { return }
-        var (entry, followup) = lock.withLock { state -> (RunningEffect?, CoreState<State, Event>.Followup) in
-            state.count(.cancelled)
-            guard let entry = state.effects[handle.id] else { return (nil, .init()) }
-            // A callback effect ends with its cancellation; a task ends when it returns.
-            return (entry, handle.isTask ? .init() : state.workEnded(id: handle.id))
-        }
+        var (entry, followup) = lock.withLock { $0.cancelled(handle) }
         entry?.stopper.stop()
         entry = nil
         instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .cancelled))
@@ -306,10 +291,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
         }
         if ranToEnd, let error { configuration.reportEffectFailure(error, feedback: handle.feedback) }
-        var followup = lock.withLock { state in
-            if let outcome { state.count(outcome) }
-            return state.workEnded(id: handle.id)
-        }
+        var followup = lock.withLock { $0.taskReturned(handle.id, outcome: outcome) }
         followup.perform()
     }
 
@@ -321,18 +303,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         guard handle.markFinished() else {
             // Cancelled (or ended) before it finished: its last word is late, like any other.
             guard let event else { return }
-            lock.withLock { $0.statistics.eventsDroppedFromCancelledEffects += 1 }
+            lock.withLock { $0.countDroppedFromCancelledEffect() }
             instrumentation?.onDrop?(event, .fromCancelledEffect)
             return
         }
         instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))
-        var enqueued = CoreState<State, Event>.EnqueueAction.queued
-        var followup = lock.withLock { state in
-            state.count(.finished)
-            if let event { enqueued = state.enqueue(.event(event, handle), external: false) }
-            // A task's work lasts until it returns; a callback effect's ends here.
-            return handle.isTask ? .init() : state.workEnded(id: handle.id)
-        }
+        var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: event) }
         followup.perform()
         perform(enqueued, event: event)
     }
@@ -360,11 +336,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     @usableFromInline
     func removeObserver(_ id: Int) {
-        let action = lock.withLock { state -> CoreState<State, Event>.EnqueueAction in
-            // After stop, observers are already gone; nothing to queue or report.
-            guard state.phase == .running else { return .queued }
-            return state.enqueue(.removeObserver(id), external: false)
-        }
+        let action = lock.withLock { $0.removeObserver(id) }
         perform(action, event: nil)
     }
 
@@ -396,7 +368,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @usableFromInline
     func tearDown(_ machine: Machine<State, Event>) {
         machine.tearDown(core: self)
-        var running = lock.withLock { Array($0.effects.values) }
+        var running = lock.withLock { $0.effectsToCancel() }
         var cancelled = 0
         var endedNow: [UInt64] = []
         for effect in running {
@@ -480,12 +452,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
         if stoppedInTime { return StopReport(unfinishedEffects: []) }
         let except = callingEffect
-        let unfinished = lock.withLock { state in
-            state.effects.values.lazy
-                .filter { $0.handle.id != except }
-                .map { EffectIdentity(effect: $0.handle.id, feedback: $0.handle.feedback) }
-        }
-        return StopReport(unfinishedEffects: unfinished.sorted { $0.effect < $1.effect })
+        return StopReport(unfinishedEffects: lock.withLock { $0.unfinishedEffects(except: except) })
     }
 
     @usableFromInline
@@ -498,11 +465,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             return
         }
         await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-            let idle = lock.withLock { state -> Bool in
-                if state.isIdle { return true }
-                state.idleWaiters.append(waiter)
-                return false
-            }
+            let idle = lock.withLock { $0.waitForIdle(waiter) }
             if idle { waiter.resume() }
         }
     }
@@ -514,11 +477,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         while true {
             var holds = false
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                holds = lock.withLock { state -> Bool in
-                    if condition(state) { return true }
-                    state.progressWaiters.append(waiter)
-                    return false
-                }
+                holds = lock.withLock { $0.waitForProgress(waiter, unless: condition) }
                 if holds { waiter.resume() }
             }
             if holds { return }
