@@ -225,8 +225,9 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// it returns once every *other* effect has ended.
     ///
     /// Idempotent: later calls wait for the same stop.
+    @inlinable
     public func stop() async {
-        core.beginStop()
+        await core.beginStopInCaller()
         await core.waitUntilStopped()
     }
 

@@ -25,6 +25,9 @@ protocol LoopDriver<State, Event>: Sendable {
     /// (``LoopCore/tearDown(_:)``).
     func tearDown(_ core: LoopCore<State, Event>)
 
+    /// ``tearDown(_:)`` for a caller that is a task and waits for the stop anyway: no new task.
+    func tearDownInCaller(_ core: LoopCore<State, Event>) async
+
     /// Starts the task of a `.run` effect. Called in the drain role, from inside the machine.
     func spawn(priority: TaskPriority?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never>
 }
@@ -56,6 +59,14 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         switch self {
         case .callback(let driver): driver.tearDown(core)
         case .actor(let driver): driver.tearDown(core)
+        }
+    }
+
+    @inlinable
+    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
+        switch self {
+        case .callback(let driver): await driver.tearDownInCaller(core)
+        case .actor(let driver): await driver.tearDownInCaller(core)
         }
     }
 

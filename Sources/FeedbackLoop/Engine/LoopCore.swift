@@ -346,16 +346,32 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// discarded, and every effect is cancelled once the drain role is free.
     @usableFromInline
     func beginStop() {
+        if beginStopTakingTeardown() { tearDown() }
+    }
+
+    /// ``beginStop()`` for a caller that will wait for the stop anyway (``Loop/stop()``): when the
+    /// loop was idle, the caller's own task tears down — on the actor backend by hopping to the
+    /// actor — instead of a new task, and the wait that follows finds the loop stopped.
+    @inlinable
+    func beginStopInCaller() async {
+        if beginStopTakingTeardown() { await driver.tearDownInCaller(self) }
+    }
+
+    /// Stop's transition and its reports; `true` if the caller now holds the drain role and must
+    /// tear down.
+    @usableFromInline
+    func beginStopTakingTeardown() -> Bool {
         stopRequested.store(true, ordering: .relaxed)
         let action = lock.withLock { $0.beginStop() }
         switch action {
         case .alreadyStopping:
-            return
+            return false
         case .drainerTearsDown(let discarded, let parked), .tearDown(let discarded, let parked):
             reportDiscarded(discarded)
             reportDiscarded(parked.lazy.map { .submit($0.event, $0.reply) })
         }
-        if case .tearDown = action { tearDown() }
+        if case .tearDown = action { return true }
+        return false
     }
 
     /// The caller holds the drain role after stop began: tear down where the machine lives.

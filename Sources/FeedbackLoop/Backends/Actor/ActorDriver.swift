@@ -33,6 +33,15 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
         }
     }
 
+    /// A hop from the caller's task to the actor: no task of its own.
+    @inlinable
+    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
+        switch self {
+        case .own(let actor): await actor.tearDown(core)
+        case .executor(let actor): await actor.tearDown(core)
+        }
+    }
+
     /// A plain `Task`. `Task.immediate` (SE-0472), which would run the body on the actor up to
     /// its first suspension, was measured and cost more: W3 (switch-latest over a `.run` effect
     /// that suspends at once) went from 21,620 to 25,465 instructions per cycle.

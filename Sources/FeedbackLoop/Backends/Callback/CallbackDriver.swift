@@ -24,6 +24,11 @@ final class CallbackDriver<State: Sendable, Event: Sendable>: LoopDriver, @unche
         core.tearDown(machine)
     }
 
+    @inlinable
+    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
+        core.tearDown(machine)
+    }
+
     /// A plain `Task` on the global executor: the drain thread is the sender's, so the effect must
     /// not start running on it.
     @inlinable
