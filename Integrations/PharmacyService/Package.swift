@@ -47,6 +47,8 @@ let package = Package(
                 "PharmacyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // The event loops Hummingbird serves on, for --pin-sessions.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The load figure of the README: Debian's wrk (apt-get install wrk) against a release build on
-# loopback, per backend, for 50 and 500 sessions (one connection per session). Bounded: four
-# runs of DURATION seconds (default 10), each on a fresh server.
+# loopback, per backend (and the actor pinned to the server's event loops), for 50 and 500
+# sessions (one connection per session). Bounded: six runs of DURATION seconds (default 10), each on a fresh server.
 #
 #   Integrations/PharmacyService/scripts/load.sh
 set -euo pipefail
@@ -15,10 +15,15 @@ binary="$(swift build -c release --show-bin-path)/pharmacy-service"
 echo "machine: $(nproc) vCPU, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| backend | sessions | connections | requests/s | p50 | p99 | non-200 |"
 echo "|---|---|---|---|---|---|---|"
-for backend in callback actor; do
+# actor-pinned: the actor backend with each session's loop on one of the server's event loops
+# (--pin-sessions), against the same backend on the Swift concurrency pool.
+for variant in callback actor actor-pinned; do
+  backend=${variant%-pinned}
+  flags=()
+  [ "$variant" = actor-pinned ] && flags=(--pin-sessions)
   for sessions in 50 500; do
     out="$(mktemp)"
-    "$binary" --port 0 --backend "$backend" --latency-ms 0 --maximum-sessions 1000 >"$out" 2>/dev/null &
+    "$binary" --port 0 --backend "$backend" "${flags[@]}" --latency-ms 0 --maximum-sessions 1000 >"$out" 2>/dev/null &
     server=$!
     for _ in $(seq 1 100); do grep -q listening "$out" && break; sleep 0.1; done
     port="$(grep -o '[0-9]*$' <(grep listening "$out"))"
@@ -30,6 +35,6 @@ for backend in callback actor; do
     kill -TERM "$server"; wait "$server" || true
     rm -f "$out"
     eval "${result#RESULT }"
-    echo "| $backend | $sessions | $sessions | $rps | ${p50_ms} ms | ${p99_ms} ms | $non200 |"
+    echo "| $variant | $sessions | $sessions | $rps | ${p50_ms} ms | ${p99_ms} ms | $non200 |"
   done
 done

@@ -2,6 +2,7 @@ import FeedbackExamples
 import FeedbackLoop
 import FeedbackLoopServices
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The pharmacies screens of every client: a ``LoopRegistry`` of pharmacies loops keyed by
@@ -22,6 +23,11 @@ public final class PharmacySessions: Service, Sendable {
     public struct Configuration: Sendable {
         /// The backend every session's loop runs on.
         public var backend: Backend
+        /// With ``Backend/actor``: the event loops that session loops are pinned to, one per
+        /// session, chosen by its id, so that a session's reducer, feedbacks and observers run on
+        /// one of the server's own threads (`LoopConfiguration.executor`). `nil`, the default,
+        /// gives each session loop an actor on the Swift concurrency pool.
+        public var eventLoops: (any EventLoopGroup)?
         /// How long a graceful shutdown (or an expiry) waits for each session's effects.
         public var gracePeriod: Duration
         /// How many sessions may be open at once; opening one more answers 503
@@ -43,6 +49,7 @@ public final class PharmacySessions: Service, Sendable {
         /// A configuration with these values; only `makeService` has no default.
         public init(
             backend: Backend = .callback,
+            eventLoops: (any EventLoopGroup)? = nil,
             gracePeriod: Duration = .seconds(10),
             maximumSessions: Int = 10_000,
             idleTimeout: Duration? = .seconds(1800),
@@ -53,6 +60,7 @@ public final class PharmacySessions: Service, Sendable {
             logger: Logger = Logger(label: "PharmacySessions")
         ) {
             self.backend = backend
+            self.eventLoops = eventLoops
             self.gracePeriod = gracePeriod
             self.maximumSessions = maximumSessions
             self.idleTimeout = idleTimeout
@@ -72,6 +80,9 @@ public final class PharmacySessions: Service, Sendable {
     /// No sessions yet; they run once ``run()`` runs.
     public init(configuration: Configuration) {
         self.configuration = configuration
+        // Listed once: `EventLoopGroup.next()` round-robins, and a session must land on the same
+        // event loop whichever request creates its loop.
+        let eventLoops = configuration.eventLoops.map { Array($0.makeIterator()) } ?? []
         self.registry = Registry(
             configuration: .init(
                 maximumLoops: configuration.maximumSessions, idleTimeout: configuration.idleTimeout,
@@ -83,7 +94,9 @@ public final class PharmacySessions: Service, Sendable {
                 return Pharmacies.makeLoop(
                     environment: .init(service: configuration.makeService(id)),
                     backend: configuration.backend,
-                    configuration: LoopConfiguration(label: "pharmacies", logger: logger),
+                    configuration: LoopConfiguration(
+                        label: "pharmacies", logger: logger,
+                        executor: eventLoops.isEmpty ? nil : eventLoops[Self.slot(of: id, among: eventLoops.count)].executor),
                     instrumentation: configuration.metrics?.instrumentation())
             },
             onLoopEnded: { id, report, exit in
@@ -107,6 +120,17 @@ public final class PharmacySessions: Service, Sendable {
     /// ``LoopRegistry``).
     public func run() async throws {
         try await registry.run()
+    }
+
+    /// The event loop of session `id`: a stable hash (FNV-1a, not `hashValue`, which is seeded
+    /// per process), so the choice is the same in every run.
+    static func slot(of id: String, among count: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        return Int(hash % UInt64(count))
     }
 
     /// 1 to 64 letters, digits, `-` or `_`.

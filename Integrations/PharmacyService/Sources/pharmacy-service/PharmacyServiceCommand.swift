@@ -3,6 +3,7 @@ import FeedbackExamples
 import FeedbackLoop
 import FeedbackLoopServices
 import Logging
+import NIOPosix
 import PharmacyServer
 import ServiceLifecycle
 
@@ -29,6 +30,13 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
 
     @Option(help: "The loop backend: callback or actor.")
     var backend: Backend = .callback
+
+    @Flag(
+        help: """
+            With --backend actor: run each session's loop on one of the server's own event loops \
+            (chosen by session id) instead of the Swift concurrency pool, so its work never hops threads.
+            """)
+    var pinSessions = false
 
     @Option(help: "Seconds a graceful shutdown (or an expiry) waits for a session's effects, 0 to 3600.")
     var gracePeriod: Double = 10
@@ -63,6 +71,9 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try resolvedPort()
+        if pinSessions && backend != .actor {
+            throw ValidationError("--pin-sessions needs --backend actor: a callback loop runs on the thread that sends to it")
+        }
         try Self.check(gracePeriod, in: 0...3600, "--grace-period")
         try Self.check(latencyMs, in: 0...3_600_000, "--latency-ms")
         try Self.check(maximumSessions, in: 1...1_000_000, "--maximum-sessions")
@@ -116,6 +127,7 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
                 port: try resolvedPort(),
                 sessions: .init(
                     backend: backend,
+                    eventLoops: pinSessions ? MultiThreadedEventLoopGroup.singleton : nil,
                     gracePeriod: grace,
                     maximumSessions: maximumSessions,
                     idleTimeout: sessionIdleTimeout == 0 ? nil : Self.duration(seconds: sessionIdleTimeout),

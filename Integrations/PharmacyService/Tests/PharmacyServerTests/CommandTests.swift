@@ -52,6 +52,7 @@ struct CommandTests {
         (["--idle-timeout", "0"], "--idle-timeout"),
         (["--read-timeout", "inf"], "--read-timeout"),
         (["--port", "70000"], "port"),
+        (["--pin-sessions", "--backend", "callback"], "--pin-sessions"),
     ])
     func flagsAreValidated(arguments: [String], mentions: String) throws {
         let (status, stderr) = try Self.run(arguments)
