@@ -2,20 +2,21 @@
 # Builds the pharmacy service and runs its integration tests (a real server on a free loopback
 # port, driven over HTTP). For CI: exits non-zero on any build or test failure, and on a hang.
 #
-#   Integrations/PharmacyService/test.sh [extra `swift test` arguments]
+#   Integrations/PharmacyService/test.sh [extra test arguments, e.g. --filter HarnessTests]
 #
-# Every wait in the tests is bounded (60 s) and fails naming what it waited for, with the
-# sessions' state. This script is the backstop for a hang outside those waits: past
-# PHARMACY_TEST_LIMIT seconds (default 300; the suite takes about 10 s) it prints the stacks of
-# the test process (every thread with gdb, if installed; otherwise the Swift runtime's backtrace
-# on SIGABRT), ends it, and exits 1.
+# The tests are Swift Testing tests; the script runs the test bundle itself (as `swift test`
+# does), so that the process it watches is the one running them. Every wait in the tests is
+# bounded (60 s) and fails naming what it waited for, with the sessions' state. This script is the
+# backstop for a hang outside those waits: past PHARMACY_TEST_LIMIT seconds (default 300; the
+# suite takes about 10 s) it prints the stacks of the test process (every thread with gdb, if
+# installed; otherwise the Swift runtime's backtrace on SIGABRT), ends it, and exits 1.
 set -euo pipefail
 cd "$(dirname "$0")"
 swift build --build-tests
+tests="$(swift build --show-bin-path)/PharmacyServicePackageTests.xctest"
 
 limit="${PHARMACY_TEST_LIMIT:-300}"
-export SWIFT_BACKTRACE="enable=yes,interactive=no,threads=all"
-swift test --skip-build "$@" &
+SWIFT_BACKTRACE="enable=yes,interactive=no,threads=all" "$tests" --testing-library swift-testing "$@" &
 runner=$!
 
 waited=0
@@ -28,22 +29,17 @@ if ! kill -0 "$runner" 2>/dev/null; then
     exit $?
 fi
 
-echo "error: the PharmacyService tests did not finish in $limit s; stacks of the test process follow" >&2
-for pid in $(pgrep -P "$runner" || true); do
-    command=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null || true)
-    case "$command" in *.xctest*) ;; *) continue ;; esac
-    echo "--- process $pid: $command" >&2
-    if command -v gdb >/dev/null; then
-        gdb -p "$pid" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
-    fi
-    # The Swift runtime's backtracer prints the stack on SIGABRT, then the process ends.
-    kill -ABRT "$pid" 2>/dev/null || true
-done
-for _ in $(seq 30); do
-    [ -z "$(pgrep -P "$runner" || true)" ] && break
+echo "error: the PharmacyService tests did not finish in $limit s; the test process's stacks follow" >&2
+if command -v gdb >/dev/null; then
+    gdb -p "$runner" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
+fi
+# The Swift runtime's backtracer prints the stack on SIGABRT, then the process ends.
+kill -ABRT "$runner" 2>/dev/null || true
+waited=0
+while kill -0 "$runner" 2>/dev/null && [ "$waited" -lt 30 ]; do
     sleep 1
+    waited=$((waited + 1))
 done
-for pid in $(pgrep -P "$runner" || true); do kill -KILL "$pid" 2>/dev/null || true; done
 kill -KILL "$runner" 2>/dev/null || true
 wait "$runner" 2>/dev/null || true
 exit 1
