@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+
 
 /// A wait that did not end within its bound: what it waited for, how long, and what the server
 /// looked like at that moment.
@@ -64,7 +64,7 @@ extension Duration {
 
 /// A result that is settled once; later settlements are ignored.
 private final class Outcome<T: Sendable>: Sendable {
-    private let state = Mutex<(result: Result<T, any Error>?, waiter: CheckedContinuation<T, any Error>?)>((nil, nil))
+    private let state = Locked<(result: Result<T, any Error>?, waiter: CheckedContinuation<T, any Error>?)>((nil, nil))
 
     /// Settles with `result`; `false` if it was already settled.
     @discardableResult

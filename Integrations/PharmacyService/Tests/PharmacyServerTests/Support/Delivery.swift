@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Holds the values a callback delivers, such as a service's shutdown report, and lets a test
 /// wait for a number of them.
 final class Delivery<Value: Sendable>: Sendable {
@@ -9,7 +7,7 @@ final class Delivery<Value: Sendable>: Sendable {
         var nextWaiter = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func deliver(_ value: Value) {
         let ready = state.withLock { state -> [CheckedContinuation<Void, any Error>] in

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A one-shot signal carrying a value: `value` suspends until `open(with:)`.
 ///
 /// A waiter whose task is cancelled stops waiting and throws `CancellationError`: a gate never
@@ -12,7 +10,7 @@ final class ValueGate<Value: Sendable>: Sendable {
         var nextWaiter = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Opens the gate; only the first call counts.
     func open(with value: Value) {
