@@ -1,9 +1,45 @@
 #!/usr/bin/env bash
 # Builds the pharmacy service and runs its integration tests (a real server on a free loopback
-# port, driven over HTTP). For CI: exits non-zero on any build or test failure.
+# port, driven over HTTP). For CI: exits non-zero on any build or test failure, and on a hang.
 #
-#   Integrations/PharmacyService/test.sh [extra `swift test` arguments]
+#   Integrations/PharmacyService/test.sh [extra test arguments, e.g. --filter HarnessTests]
+#
+# The tests are Swift Testing tests; the script runs the test bundle itself (as `swift test`
+# does), so that the process it watches is the one running them. Every wait in the tests is
+# bounded (60 s) and fails naming what it waited for, with the sessions' state. This script is the
+# backstop for a hang outside those waits: past PHARMACY_TEST_LIMIT seconds (default 300; the
+# suite takes about 10 s) it prints the stacks of the test process (every thread with gdb, if
+# installed; otherwise the Swift runtime's backtrace on SIGABRT), ends it, and exits 1.
 set -euo pipefail
 cd "$(dirname "$0")"
 swift build --build-tests
-swift test --skip-build "$@"
+tests="$(swift build --show-bin-path)/PharmacyServicePackageTests.xctest"
+
+limit="${PHARMACY_TEST_LIMIT:-300}"
+SWIFT_BACKTRACE="enable=yes,interactive=no,threads=all" "$tests" --testing-library swift-testing "$@" &
+runner=$!
+
+waited=0
+while kill -0 "$runner" 2>/dev/null && [ "$waited" -lt "$limit" ]; do
+    sleep 1
+    waited=$((waited + 1))
+done
+if ! kill -0 "$runner" 2>/dev/null; then
+    wait "$runner"
+    exit $?
+fi
+
+echo "error: the PharmacyService tests did not finish in $limit s; the test process's stacks follow" >&2
+if command -v gdb >/dev/null; then
+    gdb -p "$runner" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
+fi
+# The Swift runtime's backtracer prints the stack on SIGABRT, then the process ends.
+kill -ABRT "$runner" 2>/dev/null || true
+waited=0
+while kill -0 "$runner" 2>/dev/null && [ "$waited" -lt 30 ]; do
+    sleep 1
+    waited=$((waited + 1))
+done
+kill -KILL "$runner" 2>/dev/null || true
+wait "$runner" 2>/dev/null || true
+exit 1

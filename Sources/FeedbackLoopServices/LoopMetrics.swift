@@ -29,6 +29,7 @@ import Synchronization
 /// |---|---|---|
 /// | `<label>_events_reduced_total` | counter | events the reducer ran on |
 /// | `<label>_events_dropped_total` | counter, dimension `reason` | events not reduced: a `DropReason` raw value (`afterStop`, `overCapacity`, `fromCancelledEffect`, `discardedAtStop`), or `refusedDuringShutdown` for events a ``LoopService`` refused |
+/// | `<label>_events_orphaned_total` | counter | child features' events that reached no child, the child being gone (`LoopStatistics.eventsOrphaned`) |
 /// | `<label>_effects_started_total` | counter | effects started (every kind but `.none`) |
 /// | `<label>_effects_finished_total` | counter | effects that completed by themselves |
 /// | `<label>_effects_cancelled_total` | counter | effects the loop cancelled |
@@ -48,6 +49,7 @@ public final class LoopMetrics: Sendable {
     let eventsReduced: Counter
     let eventsDropped: [DropReason: Counter]
     let eventsRefused: Counter
+    let eventsOrphaned: Counter
     let effectsStarted: Counter
     let effectsFinished: Counter
     let effectsCancelled: Counter
@@ -81,6 +83,7 @@ public final class LoopMetrics: Sendable {
         }
         self.eventsDropped = dropped
         self.eventsRefused = counter("events_dropped_total", [("reason", Self.refusedDuringShutdownReason)])
+        self.eventsOrphaned = counter("events_orphaned_total")
         self.effectsStarted = counter("effects_started_total")
         self.effectsFinished = counter("effects_finished_total")
         self.effectsCancelled = counter("effects_cancelled_total")
@@ -120,6 +123,9 @@ public final class LoopMetrics: Sendable {
             },
             onDrop: { [eventsDropped] _, reason in
                 eventsDropped[reason]?.increment()
+            },
+            onOrphan: { [eventsOrphaned] _ in
+                eventsOrphaned.increment()
             })
     }
 

@@ -114,6 +114,44 @@ struct LoopMetricsTests {
         await loop.stop()
     }
 
+    /// A parent holding an optional child counter, whose events can outlive it.
+    enum Holder {
+        struct State: Sendable, Equatable { var child: Int? = 0 }
+        enum Event: Sendable { case child(Int), removeChild }
+
+        static let child = ChildScope(
+            state: StatePath(\State.child),
+            event: EventPath<Event, Int>(embed: Event.child, extract: { if case .child(let n) = $0 { n } else { nil } }))
+
+        static func reduce(_ state: inout State, _ event: Event) {
+            child.reduce(&state, event) { $0 += $1 }
+            if case .removeChild = event { state.child = nil }
+        }
+    }
+
+    @Test("counts child events that reach no child, as LoopStatistics.eventsOrphaned does", arguments: Backend.allCases)
+    func countsOrphanedEvents(backend: Backend) async throws {
+        let testMetrics = TestMetrics()
+        let metrics = LoopMetrics(label: "holder", dimensions: Self.dimensions, factory: testMetrics)
+        let loop = Loop(
+            initial: Holder.State(),
+            reduce: Holder.reduce,
+            feedbacks: [Holder.child.feedback([Feedback<Int, Int>]())],
+            backend: backend,
+            configuration: LoopConfiguration(logger: .quiet),
+            instrumentation: metrics.instrumentation())
+
+        try await loop.sendAndWait(.child(1))
+        try await loop.sendAndWait(.removeChild)
+        try await loop.sendAndWait(.child(2))
+        try await loop.sendAndWait(.child(3))
+
+        #expect(loop.statistics.eventsOrphaned == 2)
+        #expect(try counter("holder_events_orphaned_total", in: testMetrics) == 2)
+        #expect(try counter("holder_events_reduced_total", in: testMetrics) == 4, "an orphan's parent event is reduced")
+        await loop.stop()
+    }
+
     private func counter(_ label: String, in metrics: TestMetrics) throws -> Int64 {
         try metrics.expectCounter(label, Self.dimensions).totalValue
     }

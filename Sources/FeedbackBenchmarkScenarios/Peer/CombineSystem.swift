@@ -57,19 +57,30 @@ public enum CombineSystem {
             }
         }
 
+        /// The general switch-latest feedback the others are made of, as in CombineFeedback:
+        /// `transform` turns the stream of states (projected from the `(State, Event?)` pairs) into
+        /// values; each value starts `effects(value)` and cancels the previous effect.
+        public static func compacting<Value>(
+            state transform: @escaping (AnyPublisher<State, Never>) -> AnyPublisher<Value, Never>,
+            effects: @escaping (Value) -> AnyPublisher<Event, Never>
+        ) -> Feedback {
+            Feedback { states, consumer in
+                transform(states.map { $0.0 }.eraseToAnyPublisher())
+                    .map { effects($0).enqueue(to: consumer) }
+                    .switchToLatest()
+                    .sink { _ in }
+            }
+        }
+
         /// Starts `effects(query)` whenever the query changes to a new non-`nil` value, cancelling
         /// the effect of the previous query (switch-latest); a `nil` query runs nothing.
         public static func skippingRepeated<Query: Equatable>(
             _ query: @escaping (State) -> Query?,
             effects: @escaping (Query) -> AnyPublisher<Event, Never>
         ) -> Feedback {
-            Feedback { states, consumer in
-                states.map { query($0.0) }
-                    .removeDuplicates()
-                    .map { query in query.map { effects($0).enqueue(to: consumer) } ?? never() }
-                    .switchToLatest()
-                    .sink { _ in }
-            }
+            compacting(
+                state: { $0.map(query).removeDuplicates().eraseToAnyPublisher() },
+                effects: { $0.map(effects) ?? never() })
         }
 
         /// Starts `effects(query)` for every state whose query is not `nil`, repeated or not,
@@ -78,12 +89,7 @@ public enum CombineSystem {
             _ query: @escaping (State) -> Query?,
             effects: @escaping (Query) -> AnyPublisher<Event, Never>
         ) -> Feedback {
-            Feedback { states, consumer in
-                states.map { query($0.0) }
-                    .map { query in query.map { effects($0).enqueue(to: consumer) } ?? never() }
-                    .switchToLatest()
-                    .sink { _ in }
-            }
+            compacting(state: { $0.map(query).eraseToAnyPublisher() }, effects: { $0.map(effects) ?? never() })
         }
 
         /// Runs `effects(request)` for every request in the set the state asks for: a request that
@@ -107,7 +113,7 @@ public enum CombineSystem {
             }
         }
 
-        private static func never() -> AnyPublisher<Void, Never> {
+        private static func never() -> AnyPublisher<Event, Never> {
             Empty(completeImmediately: false).eraseToAnyPublisher()
         }
     }
@@ -417,12 +423,20 @@ public enum CombineSystem {
 extension Publisher where Failure == Never {
     /// Hands every output to `consumer` under a token of its own, fresh per subscription; cancelling
     /// the subscription drops the outputs still queued and not yet reduced.
-    func enqueue(to consumer: CombineSystem.FeedbackEventConsumer<Output>) -> AnyPublisher<Void, Never> {
-        Deferred { () -> AnyPublisher<Void, Never> in
+    ///
+    /// CombineFeedback's `enqueue(to:)` operator, as published: the outputs leave through the
+    /// consumer only, so the publisher it returns outputs `Never` — each output is flat-mapped to
+    /// an `Empty` — and the feedback's `switchToLatest` and `sink` downstream see no value, only
+    /// the subscription they cancel.
+    func enqueue(to consumer: CombineSystem.FeedbackEventConsumer<Output>) -> AnyPublisher<Never, Never> {
+        Deferred { () -> AnyPublisher<Never, Never> in
             let token = CombineSystem.Token()
-            return self.map { consumer.process($0, for: token) }
-                .handleEvents(receiveCancel: { consumer.unqueueAll(for: token) })
-                .eraseToAnyPublisher()
+            return self.handleEvents(
+                receiveOutput: { consumer.process($0, for: token) },
+                receiveCancel: { consumer.unqueueAll(for: token) }
+            )
+            .flatMap { _ in Empty<Never, Never>() }
+            .eraseToAnyPublisher()
         }
         .eraseToAnyPublisher()
     }

@@ -13,15 +13,22 @@ public struct LoopInstrumentation<State: Sendable, Event: Sendable>: Sendable {
     public var onEffect: (@Sendable (_ event: EffectLifecycleEvent) -> Void)?
     /// Sees each event the loop did not reduce, with the reason.
     public var onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)?
+    /// Sees each event of a child feature (see `ChildScope`, `KeyedChildScope`) that reached no
+    /// child because that child no longer existed, described as text, once per event counted in
+    /// ``LoopStatistics/eventsOrphaned``. The parent's event itself was reduced, and
+    /// ``onTransition`` saw it.
+    public var onOrphan: (@Sendable (_ childEvent: String) -> Void)?
 
     public init(
         onTransition: (@Sendable (_ before: State, _ event: Event, _ after: State) -> Void)? = nil,
         onEffect: (@Sendable (_ event: EffectLifecycleEvent) -> Void)? = nil,
-        onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)? = nil
+        onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)? = nil,
+        onOrphan: (@Sendable (_ childEvent: String) -> Void)? = nil
     ) {
         self.onTransition = onTransition
         self.onEffect = onEffect
         self.onDrop = onDrop
+        self.onOrphan = onOrphan
     }
 
     /// One instrumentation that calls each of `instrumentations` in turn.
@@ -29,6 +36,7 @@ public struct LoopInstrumentation<State: Sendable, Event: Sendable>: Sendable {
         let transitions = instrumentations.compactMap(\.onTransition)
         let effects = instrumentations.compactMap(\.onEffect)
         let drops = instrumentations.compactMap(\.onDrop)
+        let orphans = instrumentations.compactMap(\.onOrphan)
         var combined = LoopInstrumentation()
         if !transitions.isEmpty {
             combined.onTransition = { before, event, after in
@@ -43,6 +51,11 @@ public struct LoopInstrumentation<State: Sendable, Event: Sendable>: Sendable {
         if !drops.isEmpty {
             combined.onDrop = { event, reason in
                 for hook in drops { hook(event, reason) }
+            }
+        }
+        if !orphans.isEmpty {
+            combined.onOrphan = { childEvent in
+                for hook in orphans { hook(childEvent) }
             }
         }
         return combined

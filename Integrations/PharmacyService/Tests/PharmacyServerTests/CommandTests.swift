@@ -26,7 +26,11 @@ struct CommandTests {
     }
 
     /// Runs the executable to its end and returns its status and standard error.
-    static func run(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
+    ///
+    /// The blocking reads and waits run on a Dispatch thread, not on the cooperative pool the
+    /// other tests' servers need; a process still running after the bound is killed and the wait
+    /// fails naming it.
+    static func run(_ arguments: [String]) async throws -> (status: Int32, stderr: String) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
@@ -34,9 +38,20 @@ struct CommandTests {
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let data = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        do {
+            return try await bounded("pharmacy-service \(arguments.joined(separator: " ")) to exit") {
+                try await withCheckedThrowingContinuation { continuation in
+                    DispatchQueue.global().async {
+                        let data = errors.fileHandleForReading.readDataToEndOfFile()
+                        process.waitUntilExit()
+                        continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+                    }
+                }
+            }
+        } catch {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            throw error
+        }
     }
 
     /// The probe: `--grace-period 1e300` killed the process (Double → Int64 trap).
@@ -54,8 +69,8 @@ struct CommandTests {
         (["--port", "70000"], "port"),
         (["--pin-sessions", "--backend", "callback"], "--pin-sessions"),
     ])
-    func flagsAreValidated(arguments: [String], mentions: String) throws {
-        let (status, stderr) = try Self.run(arguments)
+    func flagsAreValidated(arguments: [String], mentions: String) async throws {
+        let (status, stderr) = try await Self.run(arguments)
         #expect(status == 64, "\(arguments): \(stderr)")
         #expect(stderr.contains(mentions), "\(arguments): \(stderr)")
     }
@@ -77,8 +92,10 @@ struct CommandTests {
         defer { if process.isRunning { process.terminate() } }
 
         // The first line is `listening on http://127.0.0.1:<port>`.
-        let port = try await Self.firstLine(of: output.fileHandleForReading)
-            .flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
+        let stdout = output.fileHandleForReading
+        let port = try await bounded("pharmacy-service to print the port it listens on") {
+            try await Self.firstLine(of: stdout)
+        }.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
         let api = APIClient(host: "127.0.0.1", port: try #require(port))
         let stuck = Task { try await api.open("stuck") }
         // The session exists (its load has started) once GET finds it; each try is a real
@@ -91,8 +108,8 @@ struct CommandTests {
 
         let start = ContinuousClock.now
         kill(process.processIdentifier, SIGTERM)
-        let answer = try await stuck.value
-        await exited.wait()
+        let answer = try await bounded("the stuck PUT's answer after SIGTERM") { try await stuck.value }
+        try await bounded("pharmacy-service to exit after SIGTERM") { try await exited.wait() }
         let elapsed = ContinuousClock.now - start
         #expect(answer.status == .serviceUnavailable)
         #expect(answer.errorCode == "shutting_down")

@@ -86,7 +86,8 @@ struct ConnectionLimitTests {
             #expect(!answered.isOpen, "a connection past the cap was served")
             #expect(idle.allStillOpen())
             idle.close(0)
-            let answer = try await health.value
+            let answer = try await bounded("the connection past the cap to be served once one closed",
+                                           diagnostics: { running.diagnostics }) { try await health.value }
             #expect(answer.status == .ok)
         }
     }

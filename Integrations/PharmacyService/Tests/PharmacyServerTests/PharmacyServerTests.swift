@@ -20,24 +20,20 @@ struct PharmacyServerTests {
     func concurrentSessionsAndGracefulShutdown(backend: Backend) async throws {
         let saves = Gate()
         let ended = Delivery<(String, PharmacySessions.Report)>()
-        let listening = ValueGate<Int>()
-        let server = PharmacyServer(
-            configuration: .init(
-                port: 0,
-                sessions: .init(
-                    backend: backend,
-                    gracePeriod: .seconds(60),
-                    makeService: { _ in GatedPharmaciesService(saves: saves) },
-                    onSessionEnded: { id, report in ended.deliver((id, report)) },
-                    logger: Self.quiet),
-                logger: Self.quiet),
-            onListening: { listening.open(with: $0) })
-        let group = ServiceGroup(services: [server], logger: Self.quiet)
         let ids = (0..<50).map { "session-\($0)" }
 
-        try await withThrowingTaskGroup(of: Void.self) { running in
-            running.addTask { try await group.run() }
-            let api = APIClient(host: PharmacyServer.host, port: await listening.value)
+        try await RunningServer.with(
+            sessions: .init(
+                backend: backend,
+                gracePeriod: .seconds(60),
+                makeService: { _ in GatedPharmaciesService(saves: saves) },
+                onSessionEnded: { id, report in ended.deliver((id, report)) },
+                logger: Self.quiet)
+        ) { running in
+            // The saves must never outlive the body: if an expectation below throws, the server is
+            // cancelled and must be able to stop.
+            defer { saves.open() }
+            let api = running.api
 
             try await withThrowingTaskGroup(of: Void.self) { sessions in
                 for id in ids {
@@ -59,25 +55,31 @@ struct PharmacyServerTests {
                 }
                 try await sessions.waitForAll()
             }
-            #expect(server.sessions.count == 50)
+            #expect(running.server.sessions.count == 50)
             #expect(ended.values.isEmpty)
 
-            running.addTask { await group.triggerGracefulShutdown() }
-            await server.sessions.waitUntilDraining()
-            // The HTTP server and the sessions shut down together: a new connection is refused
-            // (or reset, or closed unanswered, if the kernel had queued it before the listener
-            // closed) or its request answered 503 shutting_down — never carried out.
+            await running.group.triggerGracefulShutdown()
+            let sessions = running.server.sessions
+            try await bounded("the sessions to start draining", diagnostics: { running.diagnostics }) {
+                await sessions.waitUntilDraining()
+            }
+            // The HTTP server and the sessions shut down together: a new connection is refused,
+            // or closed unanswered (reset, or closed before the request is even written: the
+            // kernel had queued it before the listener closed), or its request is answered 503
+            // shutting_down — never carried out. The probe: a connection closed before the
+            // request was written threw an error this test did not expect, which left the body
+            // before the saves were opened, and the suite hung on the server's end.
             do {
                 let late = try await api.post(ids[0], .closeMap)
                 #expect(late.status == .serviceUnavailable)
                 #expect(late.errorCode == "shutting_down")
             } catch let error as IOError {
-                #expect([ECONNREFUSED, ECONNRESET].contains(error.errnoCode))
+                #expect([ECONNREFUSED, ECONNRESET].contains(error.errnoCode), "\(error)")
             } catch is APIClient.IncompleteResponse {
             }
             #expect(ended.values.isEmpty, "every session waits for its save")
             saves.open()
-            try await running.waitForAll()
+            try await running.waitUntilEnded()
         }
 
         let reports = ended.values
@@ -96,33 +98,27 @@ struct PharmacyServerTests {
     func shutdownIsBoundedByTheGracePeriod(backend: Backend) async throws {
         let loadStarted = Gate()
         let ended = Delivery<(String, PharmacySessions.Report)>()
-        let listening = ValueGate<Int>()
         let gracePeriod = Duration.milliseconds(200)
-        let server = PharmacyServer(
-            configuration: .init(
-                port: 0,
-                sessions: .init(
-                    backend: backend, gracePeriod: gracePeriod,
-                    makeService: { _ in StalledPharmaciesService(loadStarted: loadStarted) },
-                    onSessionEnded: { id, report in ended.deliver((id, report)) }, logger: Self.quiet),
-                logger: Self.quiet),
-            onListening: { listening.open(with: $0) })
-        let group = ServiceGroup(services: [server], logger: Self.quiet)
+        var elapsed = Duration.zero
 
-        let elapsed = try await withThrowingTaskGroup(of: Duration?.self) { running in
-            running.addTask { try await group.run(); return nil }
-            let api = APIClient(host: PharmacyServer.host, port: await listening.value)
-            running.addTask {
-                let stuck = try await api.open("stuck")
-                #expect(stuck.status == .serviceUnavailable)
-                #expect(stuck.errorCode == "shutting_down")
-                return nil
+        try await RunningServer.with(
+            sessions: .init(
+                backend: backend, gracePeriod: gracePeriod,
+                makeService: { _ in StalledPharmaciesService(loadStarted: loadStarted) },
+                onSessionEnded: { id, report in ended.deliver((id, report)) }, logger: Self.quiet)
+        ) { running in
+            let api = running.api
+            let stuck = Task { try await api.open("stuck") }
+            defer { stuck.cancel() }
+            try await bounded("the session's first load to start", diagnostics: { running.diagnostics }) {
+                try await loadStarted.wait()
             }
-            await loadStarted.wait()
             let start = ContinuousClock.now
-            await group.triggerGracefulShutdown()
-            try await running.waitForAll()
-            return ContinuousClock.now - start
+            try await running.shutDown()
+            elapsed = ContinuousClock.now - start
+            let answer = try await bounded("the stuck PUT's answer") { try await stuck.value }
+            #expect(answer.status == .serviceUnavailable)
+            #expect(answer.errorCode == "shutting_down")
         }
         let report = try #require(ended.values.first?.1)
         #expect(report.ending == .gracePeriodExpired)
@@ -142,7 +138,9 @@ struct PharmacyServerTests {
         ) { running in
             let api = running.api
             #expect(try await api.open("alice").status == .created)
-            await ended.waitForCount(1)
+            try await bounded("the idle session to expire", diagnostics: { running.diagnostics }) {
+                try await ended.waitForCount(1)
+            }
             #expect(ended.values.first?.0 == "alice")
             #expect(ended.values.first?.1.ending == .drained)
 
@@ -177,7 +175,10 @@ struct PharmacyServerTests {
                 if closed.status == .ok { deleted += 1 }
                 // Let every closed session's end land before looking: that late end is what
                 // removed the newer session.
-                await ended.waitForCount(deleted)
+                let closedSessions = deleted
+                try await bounded("\(closedSessions) closed sessions to end", diagnostics: { running.diagnostics }) {
+                    try await ended.waitForCount(closedSessions)
+                }
                 let now = try await api.get("x")
                 // 409: the DELETE closed the session the PUT was waiting on.
                 #expect([.created, .ok, .conflict].contains(opened.status), "round \(round): \(opened.body)")

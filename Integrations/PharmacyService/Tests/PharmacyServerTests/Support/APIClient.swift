@@ -28,10 +28,13 @@ struct APIClient: Sendable {
         }
     }
 
-    /// The connection closed before the whole response arrived (or `timeout` expired and closed it).
+    /// The connection was closed before the whole response arrived: by the server (a reset, a
+    /// close before the request was even written) or by `timeout`.
     struct IncompleteResponse: Error, CustomStringConvertible {
         var request: String
-        var description: String { "no complete response to \(request)" }
+        /// What the channel reported, if it failed rather than ended.
+        var cause: (any Error)?
+        var description: String { "no complete response to \(request)" + (cause.map { ": \($0)" } ?? "") }
     }
 
     let host: String
@@ -58,7 +61,27 @@ struct APIClient: Sendable {
         let deadline = channel.channel.eventLoop.scheduleTask(in: timeout) { channel.channel.close(promise: nil) }
         defer { deadline.cancel() }
 
-        return try await channel.executeThenClose { inbound, outbound in
+        // Once connected, any failure means the same thing to a test: the server closed the
+        // connection without a (complete) answer. Which error the channel reports depends on when
+        // the close lands — a write on a channel already closed by a reset (`ChannelError`), a
+        // reset seen by a read (`IOError`), a plain end of input — so they are one error here. A
+        // server that closes a connection queued before its listener closed does exactly this.
+        do {
+            return try await exchange(over: channel, method, path, json: json, contentType: contentType, headers: extra)
+        } catch let error as IncompleteResponse {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw IncompleteResponse(request: "\(method) \(path)", cause: error)
+        }
+    }
+
+    private func exchange(
+        over channel: NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>,
+        _ method: HTTPMethod, _ path: String, json: String?, contentType: String, headers extra: [(String, String)]
+    ) async throws -> Reply {
+        try await channel.executeThenClose { inbound, outbound in
             var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
             head.headers.add(name: "host", value: "\(host):\(port)")
             head.headers.add(name: "connection", value: "close")

@@ -11,7 +11,7 @@ struct GatedPharmaciesService: PharmaciesService {
     }
 
     func add(_ pharmacy: Pharmacy) async throws -> Pharmacy {
-        await saves.wait()
+        try await saves.wait()
         return try await base.add(pharmacy)
     }
 
