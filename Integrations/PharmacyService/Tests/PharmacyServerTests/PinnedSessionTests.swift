@@ -1,6 +1,5 @@
 import FeedbackExamples
 import FeedbackLoop
-import Foundation
 import NIOCore
 import NIOPosix
 import PharmacyServer
@@ -24,18 +23,18 @@ struct PinnedSessionTests {
             for session in ["alice", "bob", "carol", "dave"] {
                 #expect(try await api.open(session).status == .created)
                 // Which event loops ran this session's observer: exactly one, every time.
-                let seen = SeenLoops()
+                let seen = Locked<Set<Int>>([])
                 let lease = try #require(running.server.sessions.registry.existing(session))
                 let observation = lease.loop.observe { _ in
                     let index = loops.firstIndex { $0.inEventLoop } ?? -1
-                    seen.insert(index)
+                    seen.withLock { _ = $0.insert(index) }
                 }
                 for _ in 0..<5 {
                     #expect(try await api.post(session, .addPharmacy).status == .ok)
                     #expect(try await api.post(session, .closeMap).status == .ok)
                 }
                 observation.cancel()
-                let indices = seen.indices
+                let indices = seen.withLock { $0 }
                 #expect(indices.count == 1 && !indices.contains(-1), "\(session) ran on \(indices) (-1: off the group)")
             }
         }
@@ -43,13 +42,3 @@ struct PinnedSessionTests {
     }
 }
 
-/// The event loops a session's observer ran on. NSLock rather than `Synchronization.Mutex`, which
-/// ThreadSanitizer misreads under contention.
-private final class SeenLoops: @unchecked Sendable {
-    // @unchecked: `seen` is only touched under `lock`.
-    private let lock = NSLock()
-    private var seen: Set<Int> = []
-
-    func insert(_ index: Int) { lock.withLock { _ = seen.insert(index) } }
-    var indices: Set<Int> { lock.withLock { seen } }
-}
