@@ -4,7 +4,7 @@
 /// effects, stop, idle, statistics), the ``Machine`` (state, reducer, feedback reactors,
 /// observers) and ``LoopCore``, which takes events in and keeps the books. A backend provides only
 /// *where and when the machine runs*: what happens once a caller has won the drain role, how
-/// teardown reaches the machine, and how a `.run` effect's task starts. Each backend's answer lives
+/// and teardown reaches the machine. Each backend's answer lives
 /// in its own folder (`Backends/Callback/`, `Backends/Actor/`), behind this protocol.
 ///
 /// Dispatch goes through the ``Driver`` enum rather than an existential: a `switch` over concrete
@@ -27,9 +27,6 @@ protocol LoopDriver<State, Event>: Sendable {
 
     /// ``tearDown(_:)`` for a caller that is a task and waits for the stop anyway: no new task.
     func tearDownInCaller(_ core: LoopCore<State, Event>) async
-
-    /// Starts the task of a `.run` effect. Called in the drain role, from inside the machine.
-    func spawn(priority: TaskPriority?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never>
 }
 
 /// The backend a loop was made with, as a closed set of concrete drivers (see ``LoopDriver``).
@@ -67,14 +64,6 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         switch self {
         case .callback(let driver): await driver.tearDownInCaller(core)
         case .actor(let driver): await driver.tearDownInCaller(core)
-        }
-    }
-
-    @inlinable
-    func spawn(priority: TaskPriority?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        switch self {
-        case .callback(let driver): driver.spawn(priority: priority, body)
-        case .actor(let driver): driver.spawn(priority: priority, body)
         }
     }
 }

@@ -150,6 +150,9 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         case done([CheckedContinuation<Void, Never>])
         /// The queue was empty and the holder asked to keep the drain role.
         case emptyHeld
+        /// The holder asked to pause (its budget for this turn is spent): the state is published,
+        /// the role is still held, and the queued items wait for the holder's next pass.
+        case paused
         /// `stop()` began while draining: the holder must tear the loop down.
         case tearDown
     }
@@ -164,6 +167,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         reduced: Int,
         droppedFromCancelledEffects: Int,
         releaseWhenEmpty: Bool,
+        pause: Bool = false,
         retired: inout State?
     ) -> BatchAction {
         precondition(draining, "CoreState.finishBatch: the drain role is not held (phase \(phase))")
@@ -174,6 +178,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
             draining = false
             return .done(takeIdleWaitersIfIdle())
         }
+        if pause { return .paused }
         swap(&items, &batch)
         externalQueued = 0
         // Room has appeared: parked submits join this batch, oldest first, up to the capacity.

@@ -41,12 +41,4 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
         case .executor(let actor): await actor.tearDown(core)
         }
     }
-
-    /// A plain `Task`. `Task.immediate` (SE-0472), which would run the body on the actor up to
-    /// its first suspension, was measured and cost more: W3 (switch-latest over a `.run` effect
-    /// that suspends at once) went from 21,620 to 25,465 instructions per cycle.
-    @inlinable
-    func spawn(priority: TaskPriority?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        Task(priority: priority, operation: body)
-    }
 }

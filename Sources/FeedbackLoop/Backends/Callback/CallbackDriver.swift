@@ -28,11 +28,4 @@ final class CallbackDriver<State: Sendable, Event: Sendable>: LoopDriver, @unche
     func tearDownInCaller(_ core: LoopCore<State, Event>) async {
         core.tearDown(machine)
     }
-
-    /// A plain `Task` on the global executor: the drain thread is the sender's, so the effect must
-    /// not start running on it.
-    @inlinable
-    func spawn(priority: TaskPriority?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        Task(priority: priority, operation: body)
-    }
 }
