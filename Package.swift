@@ -152,6 +152,7 @@ let package = Package(
             name: "FeedbackBenchmarkScenarios",
             dependencies: [
                 "FeedbackLoop",
+                "FeedbackLoopDurable",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]

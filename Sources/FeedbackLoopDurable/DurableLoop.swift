@@ -100,7 +100,8 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         configuration.logger.debug("durable loop '\(id)' recovered at event \(recovered.sequence), epoch \(epoch)")
 
         let journaler = Journaler<State, Event>(
-            loopID: id, journal: journal, epoch: epoch, reduce: reduce, configuration: configuration)
+            loopID: id, journal: journal, epoch: epoch, reduce: reduce, configuration: configuration,
+            recovered: Applied(state: recovered.state, sequence: recovered.sequence))
         let scope = ChildScope(
             state: StatePath(\Applied<State>.state),
             event: EventPath<Envelope<Event>, Event>(
@@ -170,14 +171,20 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         }
     }
 
-    /// The latest published state (see ``FeedbackLoop/Loop/state``).
+    /// The state after the latest reduced event: never older than a state ``sendAndWait(_:)``
+    /// returned. Safe to read from any thread.
     public var state: State {
-        loop.state.state
+        journaler.guarded.withLock { $0.latest.state }
     }
 
     /// The sequence number of the last event reduced into ``state``.
     public var sequence: UInt64 {
-        loop.state.sequence
+        journaler.guarded.withLock { $0.latest.sequence }
+    }
+
+    /// Whether the loop still takes events: `false` once a stop began, requested or not.
+    public var isRunning: Bool {
+        !journaler.guarded.withLock { $0.isStopping }
     }
 
     /// The error that stopped the loop on its own (a fenced or failed append, a lost lease), or

@@ -41,6 +41,9 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         /// loop reduces them.
         var waiters: [UInt64: CheckedContinuation<State, any Error>] = [:]
         var failure: (any Error)?
+        /// The inner loop's latest state, set before the `sendAndWait` it answers resumes, so that
+        /// ``DurableLoop/state`` is never older than a state a caller was given.
+        var latest: Applied<State>
     }
 
     let loopID: String
@@ -48,14 +51,16 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     let epoch: UInt64
     let reduce: @Sendable (inout State, Event) -> Void
     let configuration: DurableConfiguration
-    let guarded = Lock(Guarded())
+    let guarded: Lock<Guarded>
     // JSONEncoder is thread-safe (swift-foundation declares it Sendable; its options are locked).
     let encoder = JSONEncoder()
 
     init(
         loopID: String, journal: any EventJournal, epoch: UInt64,
-        reduce: @escaping @Sendable (inout State, Event) -> Void, configuration: DurableConfiguration
+        reduce: @escaping @Sendable (inout State, Event) -> Void, configuration: DurableConfiguration,
+        recovered: Applied<State>
     ) {
+        self.guarded = Lock(Guarded(latest: recovered))
         self.loopID = loopID
         self.journal = journal
         self.epoch = epoch
@@ -97,7 +102,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`.
     func reduced(_ applied: Applied<State>) {
         let waiter = guarded.withLock { guarded in
-            guarded.waiters.isEmpty ? nil : guarded.waiters.removeValue(forKey: applied.sequence)
+            guarded.latest = applied
+            return guarded.waiters.isEmpty ? nil : guarded.waiters.removeValue(forKey: applied.sequence)
         }
         waiter?.resume(returning: applied.state)
     }
