@@ -214,6 +214,12 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         DurableStates(base: loop.states)
     }
 
+    /// Returns once the loop has stopped — by ``stop()``, by a failed append or a lost lease — or
+    /// when the calling task is cancelled.
+    public func waitUntilStopped() async {
+        for await _ in loop.states(bufferingPolicy: .bufferingNewest(1)) {}
+    }
+
     /// Stops the loop: refuses new events, discards those not yet journaled, waits for the
     /// transaction in flight, cancels every effect and waits for them to end, then releases
     /// ownership of the journal. Idempotent.
