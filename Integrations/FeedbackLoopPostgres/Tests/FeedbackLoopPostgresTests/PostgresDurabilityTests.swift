@@ -118,7 +118,8 @@ struct PostgresLeaseTests {
     @Test(arguments: Backend.allCases)
     func aLostLeaseStopsTheLoopAndCancelsItsEffects(backend: Backend) async throws {
         let id = "lost-lease-\(UInt64.random(in: 0...UInt64.max))"
-        let journal = Server.journal()
+        // A long lease: the keeper must notice the refused renewal, not wait for the lease to run out.
+        let journal = Server.journal(leaseDuration: .seconds(60))
         let effects = Probe<Ledger.EffectEntry>()
         let loop = try await Self.open(id, journal, backend, effects: effects)
         let keeper = LeaseKeeper(loop: loop, journal: journal, renewEvery: .milliseconds(50))
@@ -126,7 +127,9 @@ struct PostgresLeaseTests {
         try await loop.sendAndWait(.charge(3))
         try await effects.wait(for: "the charge effect") { $0.contains { $0.startedAmount == 3 } }
         try await Server.depose(id)
-        try await effects.wait(for: "the effect to be cancelled once the keeper found the lease lost") { $0.contains(.cancelled(3)) }
+        try await effects.wait(for: "the effect to be cancelled once the keeper found the lease lost", timeout: .seconds(5)) {
+            $0.contains(.cancelled(3))
+        }
         try await keeping.value
         #expect(!loop.isRunning)
         #expect((loop.failure as? JournalError) == .fenced(loop: id, epoch: loop.epoch))
