@@ -2,7 +2,7 @@ import FeedbackLoop
 import Foundation
 import Logging
 
-/// A ``FeedbackLoop/Loop`` whose events are journaled before they act, and that recovers from its
+/// A `Loop` whose events are journaled before they act, and that recovers from its
 /// journal after a restart.
 ///
 /// ```swift
@@ -195,7 +195,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
 
     /// Calls `observer` with the current state, then with the state after every journaled event,
     /// in order, none skipped, until the returned `Observation` is cancelled or the loop stops
-    /// (see ``FeedbackLoop/Loop/observe(_:)``).
+    /// (see `Loop.observe(_:)`).
     public func observe(_ observer: @escaping @Sendable (State) -> Void) -> Observation {
         let last = Lock<UInt64?>(nil)
         return loop.observe { applied in

@@ -25,7 +25,7 @@ public struct DurabilityEnvironment: Sendable {
     }
 }
 
-/// The durability suite every ``FeedbackLoopDurable/EventJournal`` passes, on every backend: each
+/// The durability suite every `EventJournal` passes, on every backend: each
 /// check throws a ``DurabilityCheckFailure`` (or the loop's own error) when its rule is broken.
 ///
 /// ```swift
@@ -237,7 +237,7 @@ public enum DurabilityChecks {
         }
     }
 
-    /// After stop, `send` and `sendAndWait` throw ``FeedbackLoopDurable/DurableLoopError/stopped(loop:)``
+    /// After stop, `send` and `sendAndWait` throw `DurableLoopError.stopped(loop:)`
     /// and nothing more is journaled.
     @Sendable
     public static func eventAfterStop(_ environment: DurabilityEnvironment) async throws {

@@ -1,7 +1,7 @@
 import FeedbackLoop
 import FeedbackLoopDurable
 
-/// An ``FeedbackLoopDurable/EventJournal`` around another that records every append and can hold
+/// An `EventJournal` around another that records every append and can hold
 /// appends back, so that a check sees what a loop does while its events are not yet durable.
 public final class RecordingJournal: EventJournal {
     /// One call to ``append(loop:epoch:events:snapshot:)``.

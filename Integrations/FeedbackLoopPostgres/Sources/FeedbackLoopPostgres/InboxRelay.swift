@@ -4,13 +4,13 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// Journals the events other nodes sent to a ``DurableLoop`` with
+/// Journals the events other nodes sent to a `DurableLoop` with
 /// ``PostgresJournal/deliver(_:to:schemaVersion:)``, as a swift-service-lifecycle `Service` run
 /// by the loop's owner.
 ///
 /// It listens on ``PostgresJournal/inboxChannel`` and also reads the inbox every `pollEvery`, so
 /// a notification lost with a connection delays an event but never loses it. Each entry is
-/// journaled with ``FeedbackLoopDurable/DurableLoop/sendAndWait(_:)`` and then deleted: delivery is
+/// journaled with `DurableLoop.sendAndWait(_:)` and then deleted: delivery is
 /// at least once (an entry journaled just before a crash is journaled again by the next owner).
 /// An entry that cannot be decoded is logged at error level and deleted. The relay ends when
 /// the loop stops, on graceful shutdown and on cancellation.
@@ -20,6 +20,11 @@ public struct InboxRelay<State: Codable & Sendable, Event: Codable & Sendable>: 
     let pollEvery: Duration
 
     /// A relay of `loop`'s inbox in `journal`.
+    ///
+    /// - Parameters:
+    ///   - loop: The loop the inbox's events go to; this node must own it.
+    ///   - journal: The journal whose inbox table to read.
+    ///   - pollEvery: How often to read the inbox without a notification.
     public init(loop: DurableLoop<State, Event>, journal: PostgresJournal, pollEvery: Duration = .seconds(1)) {
         self.loop = loop
         self.journal = journal

@@ -2,13 +2,13 @@ import FeedbackLoopDurable
 import Logging
 import ServiceLifecycle
 
-/// Keeps a ``DurableLoop``'s lease on a ``PostgresJournal`` alive, as a swift-service-lifecycle
+/// Keeps a `DurableLoop`'s lease on a ``PostgresJournal`` alive, as a swift-service-lifecycle
 /// `Service`: it renews the lease every `renewEvery`; when the lease is lost — renewal refused
 /// because it expired or another node took the loop, or no renewal succeeded for a whole
 /// ``PostgresJournal/leaseDuration`` — it stops the loop with
-/// ``FeedbackLoopDurable/DurableLoop/stop(because:)``, which cancels its effects.
+/// `DurableLoop.stop(because:)`, which cancels its effects.
 ///
-/// On graceful shutdown or cancellation it stops the loop with ``FeedbackLoopDurable/DurableLoop/stop()``,
+/// On graceful shutdown or cancellation it stops the loop with `DurableLoop.stop()`,
 /// which gives the lease back. It ends by itself once the loop has stopped.
 public struct LeaseKeeper<State: Codable & Sendable, Event: Codable & Sendable>: Service {
     let loop: DurableLoop<State, Event>
@@ -17,8 +17,11 @@ public struct LeaseKeeper<State: Codable & Sendable, Event: Codable & Sendable>:
 
     /// A keeper of `loop`'s lease in `journal`.
     ///
-    /// - Parameter renewEvery: How often to renew; default a third of the lease's duration, so
-    ///   that two renewals may fail before the lease runs out.
+    /// - Parameters:
+    ///   - loop: The loop whose lease to keep; it must have been created on `journal`.
+    ///   - journal: The journal that holds the lease.
+    ///   - renewEvery: How often to renew; default a third of the lease's duration, so that two
+    ///     renewals may fail before the lease runs out.
     public init(loop: DurableLoop<State, Event>, journal: PostgresJournal, renewEvery: Duration? = nil) {
         self.loop = loop
         self.journal = journal

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// The ``FeedbackLoopDurable/EventJournal`` for many nodes: one PostgreSQL database, single-writer
+/// The `EventJournal` for many nodes: one PostgreSQL database, single-writer
 /// ownership of each loop through a lease row with a fencing epoch.
 ///
 /// ```swift
@@ -24,7 +24,7 @@ import PostgresNIO
 /// ## Fencing
 /// Every ``append(loop:epoch:events:snapshot:)`` updates the lease row's head in the same
 /// transaction, only where the epoch is the caller's and the lease is live: a deposed owner —
-/// paused past its lease, say — is refused with ``FeedbackLoopDurable/JournalError/fenced(loop:epoch:)``
+/// paused past its lease, say — is refused with `JournalError.fenced(loop:epoch:)`
 /// and writes nothing. The row lock also orders an append in flight before a takeover.
 ///
 /// ## Inbox
@@ -63,7 +63,7 @@ public final class PostgresJournal: EventJournal {
     /// A client configuration from a `postgres://user:password@host:port/database` URL (TLS off:
     /// for loopback and private networks; build the configuration yourself for TLS).
     ///
-    /// - Throws: ``FeedbackLoopDurable/JournalError/unavailable(_:)`` naming what the URL lacks.
+    /// - Throws: `JournalError.unavailable(_:)` naming what the URL lacks.
     public static func configuration(url: String) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
             throw JournalError.unavailable("'\(url)' is not a postgres:// URL")
@@ -130,7 +130,7 @@ public final class PostgresJournal: EventJournal {
 
     /// Extends the lease taken with `epoch` by ``leaseDuration`` from now (the database's).
     ///
-    /// - Throws: ``FeedbackLoopDurable/JournalError/fenced(loop:epoch:)`` when the lease has expired or
+    /// - Throws: `JournalError.fenced(loop:epoch:)` when the lease has expired or
     ///   another owner holds the loop; the client's errors.
     public func renew(loop: String, epoch: UInt64) async throws {
         let seconds = leaseSeconds
@@ -237,7 +237,7 @@ public final class PostgresJournal: EventJournal {
     }
 
     /// Runs `body` in a transaction, rethrowing the body's own error rather than postgres-nio's
-    /// wrapper, so that callers see ``FeedbackLoopDurable/JournalError`` as it was thrown.
+    /// wrapper, so that callers see `JournalError` as it was thrown.
     func transaction(_ body: (PostgresConnection) async throws -> Void) async throws {
         do {
             try await client.withTransaction(logger: logger) { connection in try await body(connection) }
