@@ -178,13 +178,20 @@ public enum DurabilityChecks {
     @Sendable
     public static func effectEventsAreJournaledDensely(_ environment: DurabilityEnvironment) async throws {
         let id = loopID("effectEvents")
-        let loop = try await open(id, try await environment.makeJournal(), environment, charger: .answers)
+        let journal = RecordingJournal(try await environment.makeJournal())
+        let effects = Probe<Ledger.EffectEntry>()
+        let loop = try await open(id, journal, environment, effects: effects, charger: .answers)
         let charged = Probe<[Int]>()
         let observation = loop.observe { charged.record($0.charged) }
         for amount in 1...5 {
             try loop.send(.add(amount))
             try loop.send(.charge(amount))
-            try await charged.wait(for: "charge \(amount) to be answered") { $0.last?.count == amount }
+            do {
+                try await charged.wait(for: "charge \(amount) to be answered") { $0.last?.count == amount }
+            } catch {
+                throw DurabilityCheckFailure(
+                    "\(error); effects: \(effects.entries); appends: \(journal.appends.entries); sequence \(loop.sequence)")
+            }
         }
         observation.cancel()
         try require(loop.sequence == 15, "15 events (5 adds, 5 charges, 5 answers) reduced; sequence is \(loop.sequence)")

@@ -41,9 +41,11 @@ public final class Probe<Entry: Sendable>: Sendable {
 
     /// Returns once `condition` holds for the entries recorded so far.
     ///
-    /// - Throws: ``DurabilityCheckFailure`` naming `what` if it has not held after `timeout`.
+    /// - Throws: ``DurabilityCheckFailure`` naming `what` if it has not held after `timeout`
+    ///   (default 30 s: generous, because the whole test suite shares two cores and a starved
+    ///   cooperative pool once held a passing check for more than 10 s).
     public func wait(
-        for what: String, timeout: Duration = .seconds(10), until condition: @escaping @Sendable ([Entry]) -> Bool
+        for what: String, timeout: Duration = .seconds(30), until condition: @escaping @Sendable ([Entry]) -> Bool
     ) async throws {
         let satisfied = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let outcome = guarded.withLock { guarded -> Int? in
