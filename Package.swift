@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "FeedbackLoopTesting", targets: ["FeedbackLoopTesting"]),
         .library(name: "FeedbackLoopRecording", targets: ["FeedbackLoopRecording"]),
         .library(name: "FeedbackLoopServices", targets: ["FeedbackLoopServices"]),
+        .library(name: "FeedbackLoopDurable", targets: ["FeedbackLoopDurable"]),
+        .library(name: "FeedbackLoopDurableTesting", targets: ["FeedbackLoopDurableTesting"]),
         .library(name: "FeedbackExamples", targets: ["FeedbackExamples"]),
         .library(name: "FeedbackBenchmarkScenarios", targets: ["FeedbackBenchmarkScenarios"]),
         .executable(name: "feedback-bench", targets: ["feedback-bench"]),
@@ -31,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // Durable loops' embedded store (FeedbackLoopDurable only); needs Debian's libsqlite3-dev.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // The benchmark's peer only (the `system` operator on OpenCombine); never the core library.
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
@@ -105,6 +109,26 @@ let package = Package(
             ]
         ),
 
+        // MARK: Durable loops: the journal protocol, the durable loop and the SQLite store. The
+        // PostgreSQL store is its own package (Durable/Postgres) so that swift-nio stays out of
+        // this package's builds.
+        .target(
+            name: "FeedbackLoopDurable",
+            dependencies: [
+                "FeedbackLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .target(
+            name: "FeedbackLoopDurableTesting",
+            dependencies: ["FeedbackLoopDurable", "FeedbackLoop"]
+        ),
+        .testTarget(
+            name: "FeedbackLoopDurableTests",
+            dependencies: ["FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop"]
+        ),
+
         // MARK: Examples from the articles
         .target(
             name: "FeedbackExamples",
@@ -128,6 +152,7 @@ let package = Package(
             name: "FeedbackBenchmarkScenarios",
             dependencies: [
                 "FeedbackLoop",
+                "FeedbackLoopDurable",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]

@@ -18,6 +18,8 @@ public struct BenchmarkRunner: Sendable {
     public var allocator: String
     /// The most live loops the `scaling` scenario grows to.
     public var scalingLoops = ScalingScenario.defaultMaxLoops
+    /// The events journaled before the `durable` scenario's recovery runs (`nil`: its default).
+    public var durableRecoveryEvents: Int?
 
     public init(
         size: BenchmarkSize, backends: [Backend] = Backend.allCases, scenarios: [Scenario] = Scenario.defaultCases,
@@ -43,8 +45,8 @@ public struct BenchmarkRunner: Sendable {
             date: Self.timestamp(),
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
-            // The peer's column only where it runs: not in `scaling` nor in `composition`.
-            backends: backends.map(\.rawValue) + (peer && scenarios.contains { $0 != .scaling && $0 != .composition } ? [PeerSystems.name] : []),
+            // The peer's column only where it runs: not in `scaling`, `composition` nor `durable`.
+            backends: backends.map(\.rawValue) + (peer && scenarios.contains { ![.scaling, .composition, .durable].contains($0) } ? [PeerSystems.name] : []),
             scenarios: reports,
             allocator: allocator,
             loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })
@@ -65,6 +67,7 @@ public struct BenchmarkRunner: Sendable {
         case .cancellation: try await CancellationScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .loops: try await LoopsScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .composition: try await CompositionScenario(size: size).run(backends: backends, progress: progress)
+        case .durable: try await DurableScenario(size: size, recoveryEvents: durableRecoveryEvents).run(backends: backends, progress: progress)
         case .scaling: try await ScalingScenario(size: size, maxLoops: scalingLoops).run(backends: backends, progress: progress)
         }
     }

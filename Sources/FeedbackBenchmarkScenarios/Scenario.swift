@@ -15,6 +15,9 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
     case loops
     /// 1,000 keyed children in one parent, one changing per event, against one child's own loop.
     case composition
+    /// A durable loop on the SQLite journal: sends with group commit against the same loop in
+    /// memory and the journal's bare appends; recovery with and without snapshots.
+    case durable
     /// Throughput and p99 as live loops grow from 1 to `--loops` (idle and active) and senders
     /// from 1 to 8. Not in the default run: ask for it with `--scenario scaling`.
     case scaling
@@ -35,6 +38,7 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
         case .cancellation: "switch-latest churn, set-based churn, stop under load"
         case .loops: "idle loops: memory and create+stop per loop"
         case .composition: "1,000 keyed children, one changing per event, vs the child's own loop"
+        case .durable: "durable loop on SQLite: group-commit sends vs in memory vs bare appends; recovery"
         case .scaling: "throughput and p99 as live loops (idle, active) and senders grow"
         }
     }

@@ -42,6 +42,11 @@ struct FeedbackBench: ParsableCommand {
         help: "With --scenario scaling: the most live loops (1 to 1,000,000; default 100,000).")
     var loops: Int?
 
+    @Option(
+        parsing: .unconditional,
+        help: "With --scenario durable: events journaled before the recovery runs (100 to 10,000,000; default a tenth of --events, at most 100,000).")
+    var recoveryEvents: Int?
+
     @Option(help: "small, medium or large (default medium: 1,000,000 events).")
     var size: String?
 
@@ -100,6 +105,7 @@ struct FeedbackBench: ParsableCommand {
         var renderBackends: [String]?
         var renderScenarios: [Scenario]?
         var destination: ReportDestination
+        var durableRecoveryEvents: Int? = nil
     }
 
     func options() throws -> Options {
@@ -187,6 +193,12 @@ struct FeedbackBench: ParsableCommand {
                 throw ValidationError("--loops must be between 1 and \(ScalingScenario.maximumLoops), not \(loops)")
             }
         }
+        if let recoveryEvents {
+            guard scenarios.contains(.durable) else { throw ValidationError("--recovery-events only goes with --scenario durable") }
+            guard (100...10_000_000).contains(recoveryEvents) else {
+                throw ValidationError("--recovery-events must be between 100 and 10,000,000, not \(recoveryEvents)")
+            }
+        }
         guard let chosenAllocator = Allocator(rawValue: allocator) else {
             throw ValidationError("unknown allocator '\(allocator)'; use system or jemalloc")
         }
@@ -205,7 +217,7 @@ struct FeedbackBench: ParsableCommand {
             scalingLoops: loops ?? ScalingScenario.defaultMaxLoops,
             renderBackends: backend == "all" ? nil : backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
             renderScenarios: scenarioNames.isEmpty ? nil : scenarios,
-            destination: destination)
+            destination: destination, durableRecoveryEvents: recoveryEvents)
     }
 
     func run() throws {
@@ -256,6 +268,7 @@ struct FeedbackBench: ParsableCommand {
                 size: options.size, backends: options.backends, scenarios: options.scenarios, peer: options.peer,
                 allocator: options.allocator.rawValue)
             runner.scalingLoops = options.scalingLoops
+            runner.durableRecoveryEvents = options.durableRecoveryEvents
             let start = Date()
             report = try await runChecked {
                 try await runner.run { line in

@@ -43,13 +43,13 @@ import Testing
         runner.scalingLoops = 10
         let report = try await runner.run()
         // The `system` operator has no composition of features to compare, and scaling runs no peer.
-        let peerRuns = scenario != .scaling && scenario != .composition
+        let peerRuns = ![.scaling, .composition, .durable].contains(scenario)
         #expect(report.backends == (peerRuns ? ["callback", "opencombine"] : ["callback"]))
         #expect(report.failures.isEmpty)
         let rows = report.scenarios[0].rows
         let withPeer = rows.filter { $0.values["opencombine"] != nil }
         switch scenario {
-        case .scaling, .composition:
+        case .scaling, .composition, .durable:
             #expect(withPeer.isEmpty)
         case .cancellation:
             #expect(withPeer.allSatisfy { $0.label.hasPrefix("switch-latest") })

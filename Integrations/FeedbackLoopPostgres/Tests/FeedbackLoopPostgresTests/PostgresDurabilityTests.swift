@@ -1,0 +1,179 @@
+import FeedbackLoop
+import FeedbackLoopDurable
+import FeedbackLoopDurableTesting
+import FeedbackLoopPostgres
+import Foundation
+import PostgresNIO
+import Testing
+
+/// The server the tests use: `FEEDBACKLOOP_POSTGRES_URL`, set by `scripts/postgres.sh`.
+enum Server {
+    static let url = ProcessInfo.processInfo.environment["FEEDBACKLOOP_POSTGRES_URL"]
+    static let skipReason: Comment =
+        "FEEDBACKLOOP_POSTGRES_URL is not set: run `scripts/postgres.sh swift test --package-path Integrations/FeedbackLoopPostgres` (it starts a server)"
+
+    /// One running client for the whole test process.
+    static let client: PostgresClient = {
+        guard let url, let configuration = try? PostgresJournal.configuration(url: url) else {
+            fatalError("FEEDBACKLOOP_POSTGRES_URL is not a usable postgres:// URL: \(url ?? "unset")")
+        }
+        let client = PostgresClient(configuration: configuration)
+        Task.detached { await client.run() }
+        return client
+    }()
+
+    static func journal(leaseDuration: Duration = .seconds(10)) -> PostgresJournal {
+        PostgresJournal(client: client, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration)
+    }
+
+    /// Expires `loop`'s lease and lets another node take it, as when its owner paused too long.
+    static func depose(_ loop: String) async throws {
+        try await client.query("UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second' WHERE loop = \(loop)")
+        _ = try await journal().acquire(loop: loop)
+    }
+
+    static func environment(_ backend: Backend) -> DurabilityEnvironment {
+        DurabilityEnvironment(backend: backend, makeJournal: { journal() }, depose: depose)
+    }
+}
+
+/// The durability suite on the PostgreSQL store, on every backend, against a real server.
+@Suite("Durability: PostgreSQL", .enabled(if: Server.url != nil, Server.skipReason))
+struct PostgresDurabilityTests {
+    @Test(arguments: Backend.allCases)
+    func persistBeforeAct(backend: Backend) async throws {
+        try await DurabilityChecks.persistBeforeAct(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func groupCommit(backend: Backend) async throws {
+        try await DurabilityChecks.groupCommit(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func snapshots(backend: Backend) async throws {
+        try await DurabilityChecks.snapshots(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func recovery(backend: Backend) async throws {
+        try await DurabilityChecks.recovery(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func effectEventsAreJournaledDensely(backend: Backend) async throws {
+        try await DurabilityChecks.effectEventsAreJournaledDensely(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func undecodableRecord(backend: Backend) async throws {
+        try await DurabilityChecks.undecodableRecord(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func newerSchemaVersion(backend: Backend) async throws {
+        try await DurabilityChecks.newerSchemaVersion(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func eventAfterStop(backend: Backend) async throws {
+        try await DurabilityChecks.eventAfterStop(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func deposedOwnerIsFenced(backend: Backend) async throws {
+        try await DurabilityChecks.deposedOwnerIsFenced(Server.environment(backend))
+    }
+}
+
+/// What only a store with leases does: a live lease keeps others out, a lost one stops the loop,
+/// and any node reaches a loop through the inbox.
+@Suite("PostgreSQL leases and inbox", .enabled(if: Server.url != nil, Server.skipReason))
+struct PostgresLeaseTests {
+    static func open(
+        _ id: String, _ journal: PostgresJournal, _ backend: Backend, effects: Probe<Ledger.EffectEntry> = Probe()
+    ) async throws -> DurableLoop<Ledger.State, Ledger.Event> {
+        try await DurableLoop(
+            id: id, journal: journal, initial: Ledger.State(), reduce: Ledger.reduce,
+            feedbacks: { Ledger.feedbacks($0, effects: effects, charger: .hangs) }, backend: backend)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aLiveLeaseKeepsAnotherNodeOut(backend: Backend) async throws {
+        let id = "live-lease-\(UInt64.random(in: 0...UInt64.max))"
+        let owner = try await Self.open(id, Server.journal(), backend)
+        await #expect {
+            _ = try await Self.open(id, Server.journal(), backend)
+        } throws: { error in
+            (error as? JournalError) == .ownedElsewhere(loop: id)
+        }
+        try await owner.sendAndWait(.add(1))
+        await owner.stop()
+        // Released: another node takes it at once and sees the event.
+        let next = try await Self.open(id, Server.journal(), backend)
+        #expect(next.state.total == 1)
+        await next.stop()
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aLostLeaseStopsTheLoopAndCancelsItsEffects(backend: Backend) async throws {
+        let id = "lost-lease-\(UInt64.random(in: 0...UInt64.max))"
+        // A long lease: the keeper must notice the refused renewal, not wait for the lease to run out.
+        let journal = Server.journal(leaseDuration: .seconds(60))
+        let effects = Probe<Ledger.EffectEntry>()
+        let loop = try await Self.open(id, journal, backend, effects: effects)
+        let keeper = LeaseKeeper(loop: loop, journal: journal, renewEvery: .milliseconds(50))
+        let keeping = Task { try await keeper.run() }
+        try await loop.sendAndWait(.charge(3))
+        try await effects.wait(for: "the charge effect") { $0.contains { $0.startedAmount == 3 } }
+        try await Server.depose(id)
+        try await effects.wait(for: "the effect to be cancelled once the keeper found the lease lost", timeout: .seconds(5)) {
+            $0.contains(.cancelled(3))
+        }
+        try await keeping.value
+        #expect(!loop.isRunning)
+        #expect((loop.failure as? JournalError) == .fenced(loop: id, epoch: loop.epoch))
+        #expect(throws: DurableLoopError.self) { try loop.send(.add(1)) }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func theKeeperKeepsTheLeaseAlivePastItsDuration(backend: Backend) async throws {
+        let id = "kept-lease-\(UInt64.random(in: 0...UInt64.max))"
+        let journal = Server.journal(leaseDuration: .milliseconds(500))
+        let loop = try await Self.open(id, journal, backend)
+        let keeping = Task { try await LeaseKeeper(loop: loop, journal: journal, renewEvery: .milliseconds(100)).run() }
+        // Lease expiry is wall time on the database's clock: let two lease durations pass.
+        try await Task.sleep(for: .seconds(1))
+        let state = try await loop.sendAndWait(.add(2))
+        #expect(state.total == 2)
+        await #expect(throws: JournalError.ownedElsewhere(loop: id)) {
+            _ = try await Server.journal().acquire(loop: id)
+        }
+        keeping.cancel()
+        try await keeping.value
+        #expect(!loop.isRunning)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func anotherNodeSendsThroughTheInbox(backend: Backend) async throws {
+        let id = "inbox-\(UInt64.random(in: 0...UInt64.max))"
+        let journal = Server.journal()
+        let loop = try await Self.open(id, journal, backend)
+        let totals = Probe<Int>()
+        let observation = loop.observe { totals.record($0.total) }
+        let relaying = Task { try await InboxRelay(loop: loop, journal: journal, pollEvery: .seconds(30)).run() }
+        // Another node: its own journal handle; it does not own the loop.
+        let other = Server.journal()
+        try await other.deliver(Ledger.Event.add(5), to: id)
+        try await other.deliver(Ledger.Event.add(6), to: id)
+        // The relay polls every 30 s: only the notification can deliver this in time.
+        try await totals.wait(for: "the delivered events to be reduced") { $0.last == 11 }
+        observation.cancel()
+        await loop.stop()
+        try await relaying.value
+        let records = try await other.events(loop: id, after: 0, limit: 10)
+        #expect(records.map(\.sequence) == [1, 2])
+        let left = try await Server.client.query("SELECT count(*) FROM feedbackloop_inbox WHERE loop = \(id)")
+        for try await count in left.decode(Int64.self) { #expect(count == 0) }
+    }
+}

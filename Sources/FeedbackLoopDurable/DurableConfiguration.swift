@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+
+/// How a ``DurableLoop`` journals: snapshot interval, schema version, batch size.
+public struct DurableConfiguration: Sendable {
+    /// A snapshot of the state is written every this many events, in the same transaction as the
+    /// event that reaches the multiple (or the batch that crosses it); `nil` writes none, so that
+    /// recovery replays the whole journal. Default: 1,000.
+    public var snapshotEvery: Int?
+
+    /// The version written with every record. At recovery, a record with a newer version fails
+    /// with ``DurableLoopError/unsupportedSchemaVersion(loop:sequence:found:supported:)``; an
+    /// older one is decoded with its version in the decoder's `userInfo` under
+    /// `CodingUserInfoKey.durableSchemaVersion`, so that `init(from:)` can read old
+    /// shapes. Default: 1.
+    public var schemaVersion: Int
+
+    /// At most this many events go into one transaction. Default: 1,024.
+    public var maximumBatch: Int
+
+    /// Where the durable layer logs recovery, stops and failed appends.
+    public var logger: Logger
+
+    /// A configuration; every parameter has the default described on its property.
+    public init(
+        snapshotEvery: Int? = 1_000,
+        schemaVersion: Int = 1,
+        maximumBatch: Int = 1_024,
+        logger: Logger = Logger(label: "FeedbackLoopDurable")
+    ) {
+        precondition(snapshotEvery.map { $0 > 0 } ?? true, "snapshotEvery must be positive (or nil for none)")
+        precondition(maximumBatch > 0, "maximumBatch must be positive")
+        self.snapshotEvery = snapshotEvery
+        self.schemaVersion = schemaVersion
+        self.maximumBatch = maximumBatch
+        self.logger = logger
+    }
+}
+
+extension CodingUserInfoKey {
+    /// The schema version (`Int`) a journaled record was written with, in the decoder's
+    /// `userInfo` while a ``DurableLoop`` recovers.
+    public static let durableSchemaVersion = CodingUserInfoKey(rawValue: "FeedbackLoopDurable.schemaVersion")!
+}
+
+/// The key an effect passes downstream so that a repeated request can be recognised: effects of
+/// a recovered loop start again (at-least-once), and a payment service, say, must not charge
+/// twice.
+///
+/// ``stableKey`` is the same for the same loop, feedback and query across restarts: dedupe on
+/// it. ``epoch`` says which owner issued the request: a downstream service that remembers the
+/// highest epoch per key can refuse a deposed owner's late request.
+public struct IdempotencyKey: Sendable, Hashable, CustomStringConvertible {
+    /// The loop's id.
+    public let loop: String
+    /// The feedback's name, as given to ``DurableContext/idempotencyKey(feedback:query:)``.
+    public let feedback: String
+    /// The query that started the effect, encoded as JSON with sorted keys.
+    public let query: String
+    /// The ownership epoch of the loop that started the effect.
+    public let epoch: UInt64
+
+    /// `loop/feedback/query`: equal for the same effect across restarts.
+    public var stableKey: String { "\(loop)/\(feedback)/\(query)" }
+
+    /// `loop/feedback/query@epoch`.
+    public var description: String { "\(stableKey)@\(epoch)" }
+}
+
+/// What a ``DurableLoop`` tells its feedbacks when it builds them: which loop, which owner.
+public struct DurableContext: Sendable {
+    /// The loop's id.
+    public let loopID: String
+    /// The ownership epoch this run of the loop holds (see ``EventJournal/acquire(loop:)``).
+    public let epoch: UInt64
+
+    /// The idempotency key of the effect `feedback` starts for `query`.
+    ///
+    /// - Throws: the query's `EncodingError` (a query that JSON cannot encode, such as `Double.nan`).
+    public func idempotencyKey(feedback: String, query: some Encodable) throws -> IdempotencyKey {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(query)
+        return IdempotencyKey(loop: loopID, feedback: feedback, query: String(decoding: data, as: UTF8.self), epoch: epoch)
+    }
+}

@@ -1,0 +1,34 @@
+/// Why a ``DurableLoop`` refused an event or could not recover.
+public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
+    /// The loop has stopped (or is stopping): the event was not journaled.
+    case stopped(loop: String)
+    /// A journaled event could not be decoded at recovery. Recovery stops there: an event is
+    /// never skipped.
+    case undecodableEvent(loop: String, sequence: UInt64, reason: String)
+    /// The snapshot could not be decoded at recovery.
+    case undecodableSnapshot(loop: String, sequence: UInt64, reason: String)
+    /// A record was written with a schema version newer than this program's
+    /// (``DurableConfiguration/schemaVersion``): an older binary must not guess at it.
+    case unsupportedSchemaVersion(loop: String, sequence: UInt64, found: Int, supported: Int)
+    /// The journal skips a sequence number at recovery: the store lost a record.
+    case journalGap(loop: String, expected: UInt64, found: UInt64)
+    /// The event could not be encoded, so it was not journaled.
+    case unencodableEvent(loop: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .stopped(let loop):
+            "durable loop '\(loop)' has stopped; the event was not journaled"
+        case .undecodableEvent(let loop, let sequence, let reason):
+            "durable loop '\(loop)': event \(sequence) of the journal cannot be decoded: \(reason)"
+        case .undecodableSnapshot(let loop, let sequence, let reason):
+            "durable loop '\(loop)': the snapshot at event \(sequence) cannot be decoded: \(reason)"
+        case .unsupportedSchemaVersion(let loop, let sequence, let found, let supported):
+            "durable loop '\(loop)': record \(sequence) has schema version \(found), newer than this program's \(supported)"
+        case .journalGap(let loop, let expected, let found):
+            "durable loop '\(loop)': the journal skips from event \(expected - 1) to \(found)"
+        case .unencodableEvent(let loop, let reason):
+            "durable loop '\(loop)': the event cannot be encoded and was not journaled: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,90 @@
+/// Where a ``DurableLoop`` keeps its events: an append-only journal per loop, with snapshots and
+/// single-writer ownership.
+///
+/// A journal stores opaque, already-encoded records; the loop encodes and decodes them. Every
+/// store passes the same durability suite (`Tests/FeedbackLoopDurableTests`): the SQLite store
+/// (``SQLiteJournal``) in this product, the PostgreSQL store in `FeedbackLoopPostgres`.
+///
+/// ## What a store must guarantee
+/// - **Ownership with a fencing epoch.** ``acquire(loop:)`` makes the caller the loop's only
+///   writer and returns an epoch greater than every epoch handed out before for that loop. An
+///   ``append(loop:epoch:events:snapshot:)`` with an older epoch fails with
+///   ``JournalError/fenced(loop:epoch:)`` and writes nothing: a deposed owner cannot write.
+/// - **Dense sequences.** Appended events carry the numbers right after the journal's head, with
+///   no gap; anything else fails with ``JournalError/sequenceConflict(loop:expected:found:)``
+///   and writes nothing.
+/// - **Atomic group commit.** One `append` — its events and its snapshot — is one transaction:
+///   when it returns, all of it is durable; when it throws, none of it is visible.
+public protocol EventJournal: Sendable {
+    /// Takes ownership of `loop`'s journal (creating it when new) and returns the new epoch,
+    /// greater than any epoch handed out before for `loop`.
+    ///
+    /// - Throws: ``JournalError/ownedElsewhere(loop:)`` when a store with leases finds another
+    ///   owner's lease still live; an I/O error of the store.
+    func acquire(loop: String) async throws -> UInt64
+
+    /// Gives up ownership taken with `epoch`, so that another owner may take the loop at once.
+    /// Releasing an epoch that is no longer the owner's does nothing.
+    func release(loop: String, epoch: UInt64) async throws
+
+    /// The newest snapshot of `loop`, or `nil` when it has none.
+    func latestSnapshot(loop: String) async throws -> JournalRecord?
+
+    /// Up to `limit` events of `loop` with sequence numbers greater than `sequence`, in order.
+    func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord]
+
+    /// Appends `events` (dense, starting right after the journal's head) and, when given,
+    /// `snapshot`, in one transaction fenced by `epoch`.
+    ///
+    /// - Throws: ``JournalError/fenced(loop:epoch:)`` when `epoch` no longer owns the loop;
+    ///   ``JournalError/sequenceConflict(loop:expected:found:)`` when `events` does not continue
+    ///   the journal; an I/O error of the store. Nothing is written when it throws.
+    func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws
+}
+
+/// One encoded record of a journal: an event, or a snapshot of the state after the event with
+/// the same sequence number.
+public struct JournalRecord: Sendable, Hashable {
+    /// The event's place in its loop's journal: 1 for the first event, dense after it. A
+    /// snapshot's sequence is the last event it includes.
+    public var sequence: UInt64
+    /// The schema version the payload was written with (see
+    /// ``DurableConfiguration/schemaVersion``).
+    public var schemaVersion: Int
+    /// The encoded event or state.
+    public var payload: [UInt8]
+
+    /// A record of `payload`, written at `schemaVersion`, numbered `sequence`.
+    public init(sequence: UInt64, schemaVersion: Int, payload: [UInt8]) {
+        self.sequence = sequence
+        self.schemaVersion = schemaVersion
+        self.payload = payload
+    }
+}
+
+/// Why a journal refused an operation.
+public enum JournalError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The append's epoch no longer owns the loop: another owner acquired it since (or, with a
+    /// leased store, the lease expired). Nothing was written.
+    case fenced(loop: String, epoch: UInt64)
+    /// The appended events do not continue the journal: its head is `expected - 1`, the first
+    /// appended event was numbered `found`. Nothing was written.
+    case sequenceConflict(loop: String, expected: UInt64, found: UInt64)
+    /// Another owner holds a live lease on the loop.
+    case ownedElsewhere(loop: String)
+    /// The journal is not usable: a bad configuration or an unexpected answer from the store.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .fenced(let loop, let epoch):
+            "journal of loop '\(loop)': epoch \(epoch) no longer owns it; nothing was written"
+        case .sequenceConflict(let loop, let expected, let found):
+            "journal of loop '\(loop)': expected event \(expected) next, got \(found); nothing was written"
+        case .ownedElsewhere(let loop):
+            "journal of loop '\(loop)': another owner holds a live lease"
+        case .unavailable(let reason):
+            "journal unavailable: \(reason)"
+        }
+    }
+}

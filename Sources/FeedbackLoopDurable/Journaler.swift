@@ -1,0 +1,224 @@
+import FeedbackLoop
+import Foundation
+import Logging
+
+/// The inner loop's state: the feature's state and the sequence number of the last journaled
+/// event reduced into it.
+struct Applied<State: Sendable>: Sendable {
+    var state: State
+    var sequence: UInt64
+}
+
+/// The inner loop's events: a journaled event to reduce, or an event an effect sent, to journal.
+///
+/// Effects send `proposed` into the inner loop rather than into the journal directly so that
+/// the loop's own rules decide whether an effect may still speak: an event from a cancelled or
+/// finished effect is dropped there and counted, exactly as in a plain `Loop`, and never
+/// journaled.
+enum Envelope<Event: Sendable>: Sendable {
+    case committed(Event, sequence: UInt64)
+    case proposed(Event)
+}
+
+/// The durable intake every event passes through — external sends and effects' events alike —
+/// and the committer task that journals them in batches before the inner loop reduces them.
+///
+/// Only the committer task appends and sends `committed` events, one batch after the other, so
+/// the journal's order is the reducer's order. Nothing is resumed under the lock.
+final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sendable {
+    struct Pending: Sendable {
+        var event: Event
+        var payload: [UInt8]
+        var waiter: CheckedContinuation<State, any Error>?
+    }
+
+    struct Guarded: Sendable {
+        var pending: [Pending] = []
+        /// The committer, parked until there is work or a stop.
+        var wake: CheckedContinuation<Void, Never>?
+        var isStopping = false
+        /// `sendAndWait` callers whose events are journaled, by sequence number, until the inner
+        /// loop reduces them.
+        var waiters: [UInt64: CheckedContinuation<State, any Error>] = [:]
+        var failure: (any Error)?
+        /// The inner loop's latest state, set before the `sendAndWait` it answers resumes and
+        /// before the caller's own observers run, so that ``DurableLoop/state`` is never older
+        /// than a state a caller was given or shown. The cost: holding every state makes the next
+        /// reduce copy the state's heap storage (arrays, dictionaries) once per event rather than
+        /// once per batch, as the inner loop's publish does.
+        var latest: Applied<State>
+    }
+
+    let loopID: String
+    let journal: any EventJournal
+    let epoch: UInt64
+    let reduce: @Sendable (inout State, Event) -> Void
+    let configuration: DurableConfiguration
+    let guarded: Lock<Guarded>
+    // JSONEncoder is thread-safe (swift-foundation declares it Sendable; its options are locked).
+    let encoder = JSONEncoder()
+
+    init(
+        loopID: String, journal: any EventJournal, epoch: UInt64,
+        reduce: @escaping @Sendable (inout State, Event) -> Void, configuration: DurableConfiguration,
+        recovered: Applied<State>
+    ) {
+        self.guarded = Lock(Guarded(latest: recovered))
+        self.loopID = loopID
+        self.journal = journal
+        self.epoch = epoch
+        self.reduce = reduce
+        self.configuration = configuration
+    }
+
+    func encode(_ event: Event) throws(DurableLoopError) -> [UInt8] {
+        do {
+            return Array(try encoder.encode(event))
+        } catch {
+            throw .unencodableEvent(loop: loopID, reason: String(describing: error))
+        }
+    }
+
+    /// Queues an encoded event for the next batch. Returns the error to give the sender when the
+    /// loop is stopping.
+    func enqueue(_ pending: Pending) -> DurableLoopError? {
+        let (wake, refused) = guarded.withLock { guarded -> (CheckedContinuation<Void, Never>?, Bool) in
+            if guarded.isStopping { return (nil, true) }
+            guarded.pending.append(pending)
+            let wake = guarded.wake
+            guarded.wake = nil
+            return (wake, false)
+        }
+        wake?.resume()
+        return refused ? .stopped(loop: loopID) : nil
+    }
+
+    /// An effect's event, accepted by the inner loop: journal it like an external one.
+    func propose(_ event: Event) {
+        do {
+            _ = enqueue(Pending(event: event, payload: try encode(event), waiter: nil))
+        } catch {
+            configuration.logger.error("\(error); an effect's event was dropped")
+        }
+    }
+
+    /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`.
+    func reduced(_ applied: Applied<State>) {
+        let waiter = guarded.withLock { guarded in
+            guarded.latest = applied
+            return guarded.waiters.isEmpty ? nil : guarded.waiters.removeValue(forKey: applied.sequence)
+        }
+        waiter?.resume(returning: applied.state)
+    }
+
+    /// Refuses every later event, discards the ones not yet in a transaction (their senders get
+    /// `error`) and lets the committer end after the transaction it is in.
+    func beginStop(_ error: any Error) {
+        let (wake, discarded) = guarded.withLock { guarded -> (CheckedContinuation<Void, Never>?, [Pending]) in
+            guard !guarded.isStopping else { return (nil, []) }
+            guarded.isStopping = true
+            let discarded = guarded.pending
+            guarded.pending = []
+            let wake = guarded.wake
+            guarded.wake = nil
+            return (wake, discarded)
+        }
+        wake?.resume()
+        for pending in discarded { pending.waiter?.resume(throwing: error) }
+    }
+
+    /// Fails the `sendAndWait` callers whose events were journaled but never reduced.
+    func failWaiters(_ error: any Error) {
+        let waiters = guarded.withLock { guarded in
+            let waiters = guarded.waiters
+            guarded.waiters = [:]
+            return waiters
+        }
+        for waiter in waiters.values { waiter.resume(throwing: error) }
+    }
+
+    var failure: (any Error)? {
+        guarded.withLock { $0.failure }
+    }
+
+    /// The next batch, or `nil` once stopping.
+    private func nextBatch() async -> [Pending]? {
+        let limit = configuration.maximumBatch
+        while true {
+            let batch = guarded.withLock { guarded -> [Pending]?? in
+                if guarded.isStopping { return .some(nil) }
+                if guarded.pending.isEmpty { return nil }
+                if guarded.pending.count <= limit {
+                    let batch = guarded.pending
+                    guarded.pending = []
+                    return batch
+                }
+                let batch = Array(guarded.pending.prefix(limit))
+                guarded.pending.removeFirst(limit)
+                return batch
+            }
+            if let batch { return batch }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let parked = guarded.withLock { guarded in
+                    guard guarded.pending.isEmpty, !guarded.isStopping else { return false }
+                    guarded.wake = continuation
+                    return true
+                }
+                if !parked { continuation.resume() }
+            }
+        }
+    }
+
+    /// The committer: journal a batch (with a snapshot when it reaches the interval), then hand
+    /// its events to the inner loop in order. Ends when stopping, or at the first failed append,
+    /// which stops the loop: a loop that cannot journal must not act.
+    func commit(
+        into loop: Loop<Applied<State>, Envelope<Event>>, recovered: State, head: UInt64
+    ) async {
+        var head = head
+        // The state as of the journal's head, for snapshots; kept only when they are written.
+        var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered
+        let stateEncoder = JSONEncoder()
+        while let batch = await nextBatch() {
+            var records: [JournalRecord] = []
+            records.reserveCapacity(batch.count)
+            for (offset, pending) in batch.enumerated() {
+                records.append(JournalRecord(
+                    sequence: head + UInt64(offset) + 1, schemaVersion: configuration.schemaVersion,
+                    payload: pending.payload))
+                if shadow != nil { reduce(&shadow!, pending.event) }
+            }
+            let last = head + UInt64(batch.count)
+            var snapshot: JournalRecord?
+            if let every = configuration.snapshotEvery.map(UInt64.init), let shadow, head / every != last / every {
+                do {
+                    snapshot = JournalRecord(
+                        sequence: last, schemaVersion: configuration.schemaVersion,
+                        payload: Array(try stateEncoder.encode(shadow)))
+                } catch {
+                    configuration.logger.error("durable loop '\(loopID)': the state cannot be encoded, no snapshot at \(last): \(error)")
+                }
+            }
+            do {
+                try await journal.append(loop: loopID, epoch: epoch, events: records, snapshot: snapshot)
+            } catch {
+                configuration.logger.error("durable loop '\(loopID)' stops: the journal refused events \(head + 1)...\(last): \(error)")
+                guarded.withLock { $0.failure = $0.failure ?? error }
+                for pending in batch { pending.waiter?.resume(throwing: error) }
+                beginStop(error)
+                await loop.stop()
+                failWaiters(error)
+                return
+            }
+            guarded.withLock { guarded in
+                for (offset, pending) in batch.enumerated() {
+                    if let waiter = pending.waiter { guarded.waiters[head + UInt64(offset) + 1] = waiter }
+                }
+            }
+            for (offset, pending) in batch.enumerated() {
+                loop.send(.committed(pending.event, sequence: head + UInt64(offset) + 1))
+            }
+            head = last
+        }
+    }
+}

@@ -1,0 +1,314 @@
+import FeedbackLoop
+import FeedbackLoopDurable
+import Foundation
+
+/// What the durability checks need from a store: handles on one storage, and a way to depose an
+/// owner.
+public struct DurabilityEnvironment: Sendable {
+    /// A new handle on the same storage each call, as a restarted process would open it.
+    public var makeJournal: @Sendable () async throws -> any EventJournal
+    /// Makes another owner take `loop` over from its live owner (a second process acquiring a
+    /// SQLite journal; a lease expiring and another node taking it, for a leased store).
+    public var depose: @Sendable (_ loop: String) async throws -> Void
+    /// The inner loop's backend.
+    public var backend: Backend
+
+    /// An environment for one store and one backend.
+    public init(
+        backend: Backend,
+        makeJournal: @escaping @Sendable () async throws -> any EventJournal,
+        depose: @escaping @Sendable (_ loop: String) async throws -> Void
+    ) {
+        self.backend = backend
+        self.makeJournal = makeJournal
+        self.depose = depose
+    }
+}
+
+/// The durability suite every `EventJournal` passes, on every backend: each
+/// check throws a ``DurabilityCheckFailure`` (or the loop's own error) when its rule is broken.
+///
+/// ```swift
+/// @Test(arguments: Backend.allCases)
+/// func persistBeforeAct(backend: Backend) async throws {
+///     try await DurabilityChecks.persistBeforeAct(environment(backend))
+/// }
+/// ```
+public enum DurabilityChecks {
+    /// Every check, by name, for suites that run them all.
+    public static let all: [(name: String, run: @Sendable (DurabilityEnvironment) async throws -> Void)] = [
+        ("persistBeforeAct", persistBeforeAct),
+        ("groupCommit", groupCommit),
+        ("snapshots", snapshots),
+        ("recovery", recovery),
+        ("effectEventsAreJournaledDensely", effectEventsAreJournaledDensely),
+        ("undecodableRecord", undecodableRecord),
+        ("newerSchemaVersion", newerSchemaVersion),
+        ("eventAfterStop", eventAfterStop),
+        ("deposedOwnerIsFenced", deposedOwnerIsFenced),
+    ]
+
+    static func loopID(_ check: String) -> String {
+        "\(check)-\(UInt64.random(in: 0...UInt64.max))"
+    }
+
+    static func open(
+        _ id: String, _ journal: any EventJournal, _ environment: DurabilityEnvironment,
+        effects: Probe<Ledger.EffectEntry> = Probe(), charger: Ledger.Charger = .hangs,
+        configuration: DurableConfiguration = DurableConfiguration()
+    ) async throws -> DurableLoop<Ledger.State, Ledger.Event> {
+        try await DurableLoop(
+            id: id, journal: journal, initial: Ledger.State(), reduce: Ledger.reduce,
+            feedbacks: { Ledger.feedbacks($0, effects: effects, charger: charger) },
+            backend: environment.backend, configuration: configuration)
+    }
+
+    static func fold(_ events: [Ledger.Event]) -> Ledger.State {
+        var state = Ledger.State()
+        for event in events { Ledger.reduce(&state, event) }
+        return state
+    }
+
+    /// An event is journaled before the reducer sees it, before its effects start and before
+    /// `sendAndWait` answers.
+    @Sendable
+    public static func persistBeforeAct(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("persistBeforeAct")
+        let journal = RecordingJournal(try await environment.makeJournal())
+        let effects = Probe<Ledger.EffectEntry>()
+        let loop = try await open(id, journal, environment, effects: effects)
+        journal.hold()
+        try loop.send(.charge(5))
+        let answered = Probe<Ledger.State>()
+        Task { if let state = try? await loop.sendAndWait(.add(1)) { answered.record(state) } }
+        try await journal.begun.wait(for: "the append of event 1 to begin") { $0.contains(1) }
+        try require(loop.state.pendingCharge == nil, "the reducer saw event 1 before it was journaled")
+        try require(effects.entries.isEmpty, "an effect started before its event was journaled: \(effects.entries)")
+        try require(answered.entries.isEmpty, "sendAndWait answered before its event was journaled")
+        journal.release()
+        try await effects.wait(for: "the charge effect") { $0.contains { $0.startedAmount == 5 } }
+        try await answered.wait(for: "sendAndWait to answer") { !$0.isEmpty }
+        try require(answered.entries.first?.total == 1, "sendAndWait answered \(answered.entries)")
+        let durable = try await environment.makeJournal().events(loop: id, after: 0, limit: 10)
+        try require(durable.map(\.sequence) == [1, 2], "a fresh handle sees events \(durable.map(\.sequence)), not [1, 2]")
+        await loop.stop()
+    }
+
+    /// Events that wait while a transaction is in flight go into the next one together.
+    @Sendable
+    public static func groupCommit(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("groupCommit")
+        let journal = RecordingJournal(try await environment.makeJournal())
+        let loop = try await open(id, journal, environment)
+        journal.hold()
+        try loop.send(.add(1))
+        try await journal.begun.wait(for: "the append of event 1 to begin") { $0.contains(1) }
+        for amount in 2...11 { try loop.send(.add(amount)) }
+        journal.release()
+        try await journal.appends.wait(for: "events 2...11 to be journaled") { $0.contains { $0.sequences.last == 11 } }
+        let batches = journal.appends.entries.map(\.sequences)
+        try require(batches == [[1], Array(2...11)], "expected one transaction for event 1, one for 2...11; got \(batches)")
+        let state = try await loop.sendAndWait(.add(0))
+        try require(state.total == 66 && state.count == 12, "state after group commit: \(state)")
+        await loop.stop()
+    }
+
+    /// A snapshot every N events, in the same transaction as the event that reaches N; recovery
+    /// starts from it and replays only the tail.
+    @Sendable
+    public static func snapshots(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("snapshots")
+        let journal = RecordingJournal(try await environment.makeJournal())
+        let configuration = DurableConfiguration(snapshotEvery: 4)
+        let loop = try await open(id, journal, environment, configuration: configuration)
+        let events = (1...10).map { Ledger.Event.add($0) }
+        for event in events { try await loop.sendAndWait(event) }
+        await loop.stop()
+        let withSnapshots = journal.appends.entries.filter { $0.snapshot != nil }
+        try require(
+            withSnapshots.map(\.snapshot) == [4, 8] && withSnapshots.map(\.sequences) == [[4], [8]],
+            "expected snapshots 4 and 8 in the appends of events 4 and 8; got \(journal.appends.entries)")
+        let snapshot = try await environment.makeJournal().latestSnapshot(loop: id)
+        try require(snapshot?.sequence == 8, "latest snapshot: \(String(describing: snapshot?.sequence)), not 8")
+        let decoded = try JSONDecoder().decode(Ledger.State.self, from: Data(snapshot?.payload ?? []))
+        try require(decoded == fold(Array(events.prefix(8))), "the snapshot at 8 is \(decoded)")
+
+        let reopened = ReadCountingJournal(try await environment.makeJournal())
+        let recovered = try await open(id, reopened, environment, configuration: configuration)
+        try require(recovered.recoveredSequence == 10, "recovered at \(recovered.recoveredSequence), not 10")
+        try require(recovered.state == fold(events), "recovered \(recovered.state), expected \(fold(events))")
+        try require(reopened.reads.entries.first == 8, "recovery read events after \(reopened.reads.entries), not after the snapshot at 8")
+        await recovered.stop()
+    }
+
+    /// A loop recovered from a journal that outlived it has the same state and restarts exactly
+    /// the effects that state asks for, with the same stable idempotency key and a newer epoch.
+    @Sendable
+    public static func recovery(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("recovery")
+        let firstEffects = Probe<Ledger.EffectEntry>()
+        let first = try await open(id, try await environment.makeJournal(), environment, effects: firstEffects)
+        try await first.sendAndWait(.add(1))
+        try await first.sendAndWait(.add(2))
+        let final = try await first.sendAndWait(.charge(7))
+        try await firstEffects.wait(for: "the first run's charge effect") { $0.contains { $0.startedAmount == 7 } }
+        let firstEpoch = first.epoch
+        await first.stop()
+        try require(firstEffects.entries.contains(.cancelled(7)), "stop did not cancel the effect: \(firstEffects.entries)")
+
+        let secondEffects = Probe<Ledger.EffectEntry>()
+        let second = try await open(id, try await environment.makeJournal(), environment, effects: secondEffects)
+        try require(second.state == final, "recovered \(second.state), expected \(final)")
+        try require(second.sequence == 3 && second.recoveredSequence == 3, "recovered at \(second.sequence), not 3")
+        try require(second.epoch > firstEpoch, "epoch \(second.epoch) after \(firstEpoch)")
+        try await secondEffects.wait(for: "the recovered loop to restart the charge effect") { !$0.isEmpty }
+        guard case .started(7, let key) = secondEffects.entries.first,
+            case .started(7, let firstKey) = firstEffects.entries.first
+        else { throw DurabilityCheckFailure("effects after recovery: \(secondEffects.entries)") }
+        try require(key.stableKey == firstKey.stableKey && key.epoch == second.epoch, "keys \(firstKey) then \(key)")
+        let state = try await second.sendAndWait(.add(10))
+        try require(state.total == 13 && second.sequence == 4, "after recovery: \(state) at \(second.sequence)")
+        await second.stop()
+        try require(
+            secondEffects.entries.filter { $0.startedAmount != nil }.count == 1,
+            "the recovered loop started \(secondEffects.entries), not exactly the one effect its state asks for")
+    }
+
+    /// An effect's events are journaled like external ones, and sequence numbers are dense.
+    @Sendable
+    public static func effectEventsAreJournaledDensely(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("effectEvents")
+        let journal = RecordingJournal(try await environment.makeJournal())
+        let effects = Probe<Ledger.EffectEntry>()
+        let loop = try await open(id, journal, environment, effects: effects, charger: .answers)
+        let charged = Probe<[Int]>()
+        let observation = loop.observe { charged.record($0.charged) }
+        for amount in 1...5 {
+            try loop.send(.add(amount))
+            try loop.send(.charge(amount))
+            do {
+                try await charged.wait(for: "charge \(amount) to be answered") { $0.last?.count == amount }
+            } catch {
+                throw DurabilityCheckFailure(
+                    "\(error); effects: \(effects.entries); appends: \(journal.appends.entries); sequence \(loop.sequence)")
+            }
+        }
+        observation.cancel()
+        try require(loop.sequence == 15, "15 events (5 adds, 5 charges, 5 answers) reduced; sequence is \(loop.sequence)")
+        await loop.stop()
+        let records = try await environment.makeJournal().events(loop: id, after: 0, limit: 100)
+        try require(records.map(\.sequence) == Array(1...15), "journal sequences \(records.map(\.sequence))")
+        let events = try records.map { try JSONDecoder().decode(Ledger.Event.self, from: Data($0.payload)) }
+        let expected = (1...5).flatMap { [Ledger.Event.add($0), .charge($0), .charged($0)] }
+        try require(events == expected, "journaled \(events)")
+    }
+
+    /// A record that cannot be decoded stops recovery with an error naming the loop and the
+    /// sequence number.
+    @Sendable
+    public static func undecodableRecord(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("undecodable")
+        let loop = try await open(id, try await environment.makeJournal(), environment)
+        try await loop.sendAndWait(.add(1))
+        try await loop.sendAndWait(.add(2))
+        await loop.stop()
+        let journal = try await environment.makeJournal()
+        let epoch = try await journal.acquire(loop: id)
+        try await journal.append(
+            loop: id, epoch: epoch,
+            events: [JournalRecord(sequence: 3, schemaVersion: 1, payload: Array(#"{"refund":{"_0":3}}"#.utf8))],
+            snapshot: nil)
+        try await journal.release(loop: id, epoch: epoch)
+        do {
+            let recovered = try await open(id, try await environment.makeJournal(), environment)
+            await recovered.stop()
+            throw DurabilityCheckFailure("a loop recovered past an undecodable event at \(recovered.sequence)")
+        } catch DurableLoopError.undecodableEvent(let loop, let sequence, let reason) {
+            try require(loop == id && sequence == 3, "the error names loop \(loop), event \(sequence): \(reason)")
+        }
+    }
+
+    /// A record written by a newer schema version is refused with a clear error.
+    @Sendable
+    public static func newerSchemaVersion(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("schema")
+        let newer = try await open(id, try await environment.makeJournal(), environment, configuration: DurableConfiguration(schemaVersion: 2))
+        try await newer.sendAndWait(.add(1))
+        await newer.stop()
+        do {
+            let older = try await open(id, try await environment.makeJournal(), environment)
+            await older.stop()
+            throw DurabilityCheckFailure("a version-1 loop recovered a version-2 journal")
+        } catch DurableLoopError.unsupportedSchemaVersion(let loop, let sequence, let found, let supported) {
+            try require(loop == id && sequence == 1 && found == 2 && supported == 1, "error: \(loop) \(sequence) \(found) \(supported)")
+        }
+    }
+
+    /// After stop, `send` and `sendAndWait` throw `DurableLoopError.stopped(loop:)`
+    /// and nothing more is journaled.
+    @Sendable
+    public static func eventAfterStop(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("afterStop")
+        let loop = try await open(id, try await environment.makeJournal(), environment)
+        try await loop.sendAndWait(.add(1))
+        await loop.stop()
+        do {
+            try loop.send(.add(2))
+            throw DurabilityCheckFailure("send after stop did not throw")
+        } catch DurableLoopError.stopped(let loop) {
+            try require(loop == id, "the error names \(loop)")
+        }
+        do {
+            try await loop.sendAndWait(.add(3))
+            throw DurabilityCheckFailure("sendAndWait after stop did not throw")
+        } catch DurableLoopError.stopped {}
+        let records = try await environment.makeJournal().events(loop: id, after: 0, limit: 10)
+        try require(records.map(\.sequence) == [1], "journal after stop: \(records.map(\.sequence))")
+    }
+
+    /// An owner deposed by another cannot append: its next append is refused, it stops, and its
+    /// effects are cancelled.
+    @Sendable
+    public static func deposedOwnerIsFenced(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("fenced")
+        let effects = Probe<Ledger.EffectEntry>()
+        let owner = try await open(id, try await environment.makeJournal(), environment, effects: effects)
+        try await owner.sendAndWait(.charge(9))
+        try await effects.wait(for: "the owner's charge effect") { $0.contains { $0.startedAmount == 9 } }
+        try await environment.depose(id)
+        do {
+            try await owner.sendAndWait(.add(1))
+            throw DurabilityCheckFailure("a deposed owner's append was accepted")
+        } catch JournalError.fenced(let loop, let epoch) {
+            try require(loop == id && epoch == owner.epoch, "fenced \(loop) at \(epoch)")
+        }
+        try require(owner.failure is JournalError, "failure: \(String(describing: owner.failure))")
+        try await effects.wait(for: "the deposed owner's effect to be cancelled") { $0.contains(.cancelled(9)) }
+        do {
+            try owner.send(.add(2))
+            throw DurabilityCheckFailure("the deposed owner accepted an event")
+        } catch DurableLoopError.stopped {}
+        let records = try await environment.makeJournal().events(loop: id, after: 0, limit: 10)
+        try require(records.map(\.sequence) == [1], "journal after the deposed owner's attempts: \(records.map(\.sequence))")
+        await owner.stop()
+    }
+}
+
+/// Records where each page of a recovery starts.
+final class ReadCountingJournal: EventJournal {
+    let base: any EventJournal
+    let reads = Probe<UInt64>()
+
+    init(_ base: any EventJournal) { self.base = base }
+
+    func acquire(loop: String) async throws -> UInt64 { try await base.acquire(loop: loop) }
+    func release(loop: String, epoch: UInt64) async throws { try await base.release(loop: loop, epoch: epoch) }
+    func latestSnapshot(loop: String) async throws -> JournalRecord? { try await base.latestSnapshot(loop: loop) }
+    func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
+        reads.record(sequence)
+        return try await base.events(loop: loop, after: sequence, limit: limit)
+    }
+    func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
+        try await base.append(loop: loop, epoch: epoch, events: events, snapshot: snapshot)
+    }
+}
