@@ -1,3 +1,4 @@
+import Dispatch
 import FeedbackLoop
 import Foundation
 import Testing
@@ -11,15 +12,17 @@ struct FairnessTests {
     @Test(arguments: Backend.allCases)
     func otherTasksRunWhileEveryPoolThreadHasABusyLoop(backend: Backend) async throws {
         // One endless ping-pong per pool thread: every state asks for the next event, so the
-        // queue is never empty. `cut` ends them: the test sets it once the probe has run, and a
-        // thread of its own (neither the pool nor Dispatch's workers, which a starved pool may
-        // share) sets it after 20 s, so that a starved pool fails the test instead of hanging it.
+        // queue is never empty. `cut` ends them: the test sets it once the probe has run. A thread
+        // of its own (neither the pool nor Dispatch's workers, which a starved pool may share)
+        // waits for that at most 20 s, then cuts them itself, so that a starved pool fails the
+        // test instead of hanging it.
         let cut = Locked(false)
+        let finished = DispatchSemaphore(value: 0)
         let guardThread = Thread {
-            Thread.sleep(forTimeInterval: 20)
-            cut.withLock { $0 = true }
+            if finished.wait(timeout: .now() + 20) == .timedOut { cut.withLock { $0 = true } }
         }
         guardThread.start()
+        defer { finished.signal() }
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let loops = (0..<cores).map { _ in
             Loop(
