@@ -206,8 +206,15 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// effects).
     ///
     /// The way to tie a loop's life to a task — a service's `run()`, a view's `.task {}`.
+    ///
+    /// On ``Backend/stream`` with ``LoopConfiguration/hosting`` set to ``LoopHosting/run``, the
+    /// first caller's task *is* the loop: the state is owned and every `.run` effect runs as a
+    /// child task inside this call, so the caller's task-local values and priority reach every
+    /// effect. Everywhere else it waits for the stop.
+    @inlinable
     public func run() async {
         await withTaskCancellationHandler {
+            await core.hostForRun()
             await core.waitUntilStopped()
         } onCancel: {
             core.beginStop()

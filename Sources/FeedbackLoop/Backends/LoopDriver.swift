@@ -4,8 +4,8 @@
 /// effects, stop, idle, statistics), the ``Machine`` (state, reducer, feedback reactors,
 /// observers) and ``LoopCore``, which takes events in and keeps the books. A backend provides only
 /// *where and when the machine runs*: what happens once a caller has won the drain role, how
-/// and teardown reaches the machine. Each backend's answer lives
-/// in its own folder (`Backends/Callback/`, `Backends/Actor/`), behind this protocol.
+/// and teardown reaches the machine. Each backend's answer lives in its own folder
+/// (`Backends/Callback/`, `Backends/Actor/`, `Backends/Stream/`), behind this protocol.
 ///
 /// Dispatch goes through the ``Driver`` enum rather than an existential: a `switch` over concrete
 /// driver types lets a client binary specialise every backend's drain for its own `State` and
@@ -34,12 +34,14 @@ protocol LoopDriver<State, Event>: Sendable {
 enum Driver<State: Sendable, Event: Sendable>: Sendable {
     case callback(CallbackDriver<State, Event>)
     case actor(ActorDriver<State, Event>)
+    case stream(StreamDriver<State, Event>)
 
     @inlinable
     init(_ backend: Backend, machine: sending Machine<State, Event>, configuration: LoopConfiguration) {
         switch backend {
         case .callback: self = .callback(CallbackDriver(machine: machine))
         case .actor: self = .actor(ActorDriver(machine: machine, executor: configuration.executor))
+        case .stream: self = .stream(StreamDriver(machine: machine))
         }
     }
 
@@ -48,6 +50,7 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         switch self {
         case .callback(let driver): driver.drain(core, startingWith: item)
         case .actor(let driver): driver.drain(core, startingWith: item)
+        case .stream(let driver): driver.drain(core, startingWith: item)
         }
     }
 
@@ -56,6 +59,7 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         switch self {
         case .callback(let driver): driver.tearDown(core)
         case .actor(let driver): driver.tearDown(core)
+        case .stream(let driver): driver.tearDown(core)
         }
     }
 
@@ -64,6 +68,28 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         switch self {
         case .callback(let driver): await driver.tearDownInCaller(core)
         case .actor(let driver): await driver.tearDownInCaller(core)
+        case .stream(let driver): await driver.tearDownInCaller(core)
         }
+    }
+
+    // The `stream` backend's host (see ``StreamDriver``): the other backends run the machine
+    // wherever the drain role is taken and have nothing to start or host.
+
+    /// The loop was just made.
+    @inlinable
+    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
+        if case .stream(let driver) = self { driver.start(core, hosting: hosting) }
+    }
+
+    /// Stop began; a loop nobody hosted yet gets a host to tear it down.
+    @inlinable
+    func stopBegan(_ core: LoopCore<State, Event>) {
+        if case .stream(let driver) = self { driver.stopBegan(core) }
+    }
+
+    /// ``stopBegan(_:)`` for a caller that waits for the stop anyway.
+    @inlinable
+    func stopBeganInCaller(_ core: LoopCore<State, Event>) async {
+        if case .stream(let driver) = self { await driver.stopBeganInCaller(core) }
     }
 }

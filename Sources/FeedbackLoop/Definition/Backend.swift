@@ -1,6 +1,6 @@
 /// The engine that runs a ``Loop``.
 ///
-/// Both backends run the same system definition — initial state, reducer and feedbacks — with the
+/// Every backend runs the same system definition — initial state, reducer and feedbacks — with the
 /// same guarantees: events are reduced one at a time in the order their `send` calls returned,
 /// every state reaches every feedback and observer in order, and an effect's events stop counting
 /// the moment the loop cancels it. They differ only in where the work runs:
@@ -12,6 +12,10 @@
 /// - ``actor``: an actor owns the state and runs the reducer. `send` enqueues and, if the actor is
 ///   not already draining, wakes it with one task; the actor then drains whatever has arrived, in
 ///   batches. Sending never runs the reducer on the caller's thread.
+/// - ``stream``: the loop as one structured task tree. A task of the loop's (or the caller of
+///   ``Loop/run()``, see ``LoopHosting``) owns the state and consumes an `AsyncStream`; every
+///   `.run` effect is a child task in its task group, so task-local values bound around the loop
+///   reach every effect and the loop's task ends only after all of them.
 ///
 /// The raw values are stable and suitable for command-line flags and configuration files.
 public enum Backend: String, CaseIterable, Sendable, Hashable, Codable, CustomStringConvertible {
@@ -19,6 +23,9 @@ public enum Backend: String, CaseIterable, Sendable, Hashable, Codable, CustomSt
     case callback
     /// An actor that owns the state and drains the event queue in batches on its own executor.
     case actor
+    /// One task that owns the state, fed by an `AsyncStream`, with every `.run` effect a child
+    /// task of it.
+    case stream
 
     public var description: String { rawValue }
 }

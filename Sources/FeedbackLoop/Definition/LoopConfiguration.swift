@@ -42,8 +42,13 @@ public struct LoopConfiguration: Sendable {
     /// `SerialExecutor` contract); the loop holds it for its whole life.
     ///
     /// ``Backend/callback`` has no executor of its own (it runs where the drain role is taken)
-    /// and ignores this setting.
+    /// and ignores this setting, as does ``Backend/stream``, whose machine runs in its host task
+    /// (see ``hosting``).
     public var executor: (any SerialExecutor)?
+
+    /// Where a loop on ``Backend/stream`` keeps its task tree: a task of its own, the default, or
+    /// the task that calls ``Loop/run()``. The other backends ignore it. See ``LoopHosting``.
+    public var hosting: LoopHosting
 
     /// The labels of the loop's feedbacks, by position, for messages; set by ``labelling(_:)``.
     @usableFromInline var feedbackLabels: [String?] = []
@@ -55,7 +60,8 @@ public struct LoopConfiguration: Sendable {
         logger: Logger? = nil,
         onEffectError: (@Sendable (_ error: any Error) -> Void)? = nil,
         instruments: [any LoopInstrument] = [],
-        executor: (any SerialExecutor)? = nil
+        executor: (any SerialExecutor)? = nil,
+        hosting: LoopHosting = .ownTask
     ) {
         self.label = label
         self.capacity = capacity
@@ -63,6 +69,7 @@ public struct LoopConfiguration: Sendable {
         self.onEffectError = onEffectError
         self.instruments = instruments
         self.executor = executor
+        self.hosting = hosting
     }
 
     // One logger shared by every loop that does not bring its own: creating a `Logger` asks the

@@ -64,12 +64,15 @@ struct RunningEffect: Sendable {
 enum EffectStopper: Sendable {
     case task(Task<Void, Never>)
     case cancellation(Cancellation)
+    /// A child task of the `stream` backend's host (see ``ChildEffect``).
+    case child(ChildCancellation)
 
     @inlinable
     func stop() {
         switch self {
         case .task(let task): task.cancel()
         case .cancellation(let cancellation): cancellation.cancel()
+        case .child(let cancellation): cancellation.signal()
         }
     }
 }

@@ -47,6 +47,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// Lets the feedbacks see the initial state. Called once, right after init.
     @inlinable
     func start() {
+        driver.start(self, hosting: configuration.hosting)
         let action = lock.withLock { $0.enqueue(.start, external: false) }
         perform(action, event: nil)
     }
@@ -101,6 +102,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     func drain(startingWith item: QueueItem<State, Event>) {
         driver.drain(self, startingWith: item)
     }
+
+    /// Queue items a backend that shares its thread (the actor, the stream's host, on a pool of
+    /// one thread per core) handles before it yields: ~50–100 µs of a light reducer, so that a
+    /// yield (about a microsecond) costs the loop about 1 % while other tasks wait at most one turn.
+    @inlinable
+    static var turnBudget: Int { 1_024 }
 
     /// How a drain pass ended.
     @usableFromInline
@@ -257,7 +264,18 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
-            // Every backend so far runs a `.run` effect in a plain task. `Task.immediate`
+            if case .stream(let driver) = driver {
+                // A child of the host's task group, added once this drain pass ends.
+                let cancellation = ChildCancellation()
+                driver.children.append(
+                    ChildEffect(
+                        handle: handle, priority: priority.map(TaskPriority.init(rawValue:)), body: body, sink: sink,
+                        marker: marker, cancellation: cancellation))
+                let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .child(cancellation))) }
+                _ = unkept  // released here, after the lock
+                return handle
+            }
+            // The other backends run a `.run` effect in a plain task. `Task.immediate`
             // (SE-0472), to run it on the actor up to its first suspension, was measured on the
             // actor backend and cost more (W3: 21,620 → 25,465 instructions per cycle). A closure
             // literal, not a closure handed through the driver: converting a function value to
@@ -363,6 +381,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @usableFromInline
     func beginStop() {
         if beginStopTakingTeardown() { tearDown() }
+        driver.stopBegan(self)
     }
 
     /// ``beginStop()`` for a caller that will wait for the stop anyway (``Loop/stop()``): when the
@@ -371,6 +390,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @inlinable
     func beginStopInCaller() async {
         if beginStopTakingTeardown() { await driver.tearDownInCaller(self) }
+        await driver.stopBeganInCaller(self)
     }
 
     /// Stop's transition and its reports; `true` if the caller now holds the drain role and must
@@ -426,6 +446,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     var callingEffect: UInt64? {
         guard let marker = EffectMarker.current, marker.loop == ObjectIdentifier(self) else { return nil }
         return marker.effect
+    }
+
+    /// Hosts the loop in the calling task, for ``Loop/run()``, if it is a `stream` loop waiting
+    /// for its host (``LoopHosting/run``); returns once it is torn down and every effect ended.
+    @inlinable
+    func hostForRun() async {
+        guard case .stream(let driver) = driver, configuration.hosting == .run, driver.claimHost() else { return }
+        await driver.host(self)
     }
 
     /// Returns once the loop has stopped and every effect has ended — every effect but the

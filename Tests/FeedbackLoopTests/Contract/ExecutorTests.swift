@@ -3,15 +3,16 @@ import Testing
 
 /// Rule: a loop given an executor (`LoopConfiguration.executor`) runs its reducer, feedbacks,
 /// observers and the synchronous start of its `.callback` effects isolated to that executor —
-/// on the backends that own where the machine runs (``Backend/actor``). ``Backend/callback``
-/// runs where the drain role is taken, ignores the setting, and keeps every other rule.
+/// on the backend that runs the machine on an executor (``Backend/actor``). ``Backend/callback``
+/// runs where the drain role is taken and ``Backend/stream`` in its host task; both ignore the
+/// setting and keep every other rule.
 @Suite("The user's executor")
 struct ExecutorTests {
     /// Whether `backend` honours `LoopConfiguration.executor`.
     static func honoursExecutor(_ backend: Backend) -> Bool {
         switch backend {
         case .actor: true
-        case .callback: false
+        case .callback, .stream: false
         }
     }
 

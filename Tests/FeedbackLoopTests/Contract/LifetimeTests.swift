@@ -19,7 +19,9 @@ struct LifetimeTests {
                 },
             ],
             backend: backend)
-        try await withDeadline("a \(steps)-step chain") { await loop.waitUntilIdle() }
+        // Each step waits its turn on the pool behind every other test's work: the bound only
+        // catches a stalled chain, which never completes.
+        try await withDeadline("a \(steps)-step chain", limit: .seconds(600)) { await loop.waitUntilIdle() }
         #expect(loop.state.count == steps)
         let statistics = loop.statistics
         #expect(statistics.effectsStarted == steps)

@@ -20,11 +20,12 @@ extension MachineActor {
     /// One wake-up: drains until the queue is empty, then yields once before giving up the drain
     /// role — a sender in full flow refills the queue meanwhile, so one wake-up serves a whole
     /// burst instead of one per event. Under a sustained flow it also yields every
-    /// ``drainBudget`` items: the actor runs on the cooperative pool (one thread per core), and a
-    /// drain that never gave way would starve every other task there, other loops included.
+    /// ``LoopCore/turnBudget`` items: the actor runs on the cooperative pool (one thread per
+    /// core), and a drain that never gave way would starve every other task there, other loops
+    /// included.
     @inlinable
     func wake(_ core: LoopCore<State, Event>, first: QueueItem<State, Event>) async {
-        var end = core.drainLoop(machine, first: first, releaseWhenEmpty: false, budget: drainBudget)
+        var end = core.drainLoop(machine, first: first, releaseWhenEmpty: false, budget: LoopCore<State, Event>.turnBudget)
         var releaseWhenEmpty = false
         while true {
             switch end {
@@ -33,15 +34,9 @@ extension MachineActor {
             case .paused: break
             }
             await Task.yield()
-            end = core.drainLoop(machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: drainBudget)
+            end = core.drainLoop(machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
         }
     }
-
-    /// Queue items one turn of the actor handles before it yields: ~50–100 µs of a light reducer,
-    /// so that a yield (about a microsecond) costs the loop about 1 % while other tasks wait at
-    /// most one turn.
-    @inlinable
-    var drainBudget: Int { 1_024 }
 
     @inlinable
     func tearDown(_ core: LoopCore<State, Event>) {

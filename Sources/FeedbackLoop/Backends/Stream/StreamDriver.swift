@@ -1,0 +1,222 @@
+/// The `stream` backend: the loop as one structured task tree. One task — the *host* — owns the
+/// machine and consumes an `AsyncStream` of wake-ups; every `.run` effect is a child task of a
+/// discarding task group in the host, so task-local values bound around the host reach every
+/// effect, priority propagates, and the host ends only once every effect has.
+///
+/// Events wait in the loop's shared queue (where capacity, `sendAndWait` and statistics work as on
+/// every backend). The `send` that finds the loop idle takes the drain role and yields the event
+/// into the stream; the host then drains whatever has arrived meanwhile in the same turn, so a
+/// burst costs one stream element and one resumption of the host, not one per event.
+///
+/// The host is a task of the loop's own, started with the loop (``LoopHosting/ownTask``), or the
+/// task of whoever calls ``Loop/run()`` (``LoopHosting/run``): events sent before then wait.
+@usableFromInline
+final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
+    // @unchecked: `machine` and `children` are touched only by the host — the one task that
+    // consumes `signals` — or, once the host has ended, by the holder of the drain role (see
+    // `Hosting`). `signals` and `hosting` are Sendable.
+
+    /// What the host is told to do. There is at most one signal in flight: each is sent by the
+    /// holder of the drain role, which passes the role on with it.
+    @usableFromInline
+    enum Signal: Sendable {
+        /// Drain the queue, starting with this item.
+        case drain(QueueItem<State, Event>)
+        /// Stop began while the loop was idle: tear the machine down.
+        case tearDown
+    }
+
+    @usableFromInline let machine: Machine<State, Event>
+    @usableFromInline let signals: AsyncStream<Signal>
+    @usableFromInline let continuation: AsyncStream<Signal>.Continuation
+    @usableFromInline let hosting: Lock<Hosting>
+    /// `.run` effects started during the current drain pass, for the host to add to its group.
+    @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<Event>] = []
+
+    /// Who runs the machine: nobody yet, the host, or — once the host has ended, which happens
+    /// only when its task was cancelled before the loop was torn down — the holder of the drain
+    /// role, on the spot. A signal the stream refused because its consumer was already gone is
+    /// handed over here, so that exactly one party handles it.
+    @usableFromInline
+    enum Hosting {
+        case unhosted
+        case hosted
+        /// The host is leaving; it handles this signal, refused by the stream, before it goes.
+        case leaving(Signal?)
+        case ended
+    }
+
+    @inlinable
+    init(machine: sending Machine<State, Event>) {
+        self.machine = machine
+        (signals, continuation) = AsyncStream.makeStream(of: Signal.self)
+        hosting = Lock(.unhosted)
+    }
+
+    // MARK: The seam
+
+    @inlinable
+    func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
+        send(.drain(item), core)
+    }
+
+    @inlinable
+    func tearDown(_ core: LoopCore<State, Event>) {
+        send(.tearDown, core)
+    }
+
+    @inlinable
+    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
+        send(.tearDown, core)
+    }
+
+    @inlinable
+    func send(_ signal: Signal, _ core: LoopCore<State, Event>) {
+        guard case .terminated = continuation.yield(signal) else { return }
+        // The host's task was cancelled and the stream with it.
+        let handleHere: Bool = hosting.withLock { hosting in
+            switch hosting {
+            case .hosted, .leaving(nil):
+                hosting = .leaving(signal)
+                return false
+            case .ended:
+                return true
+            case .unhosted, .leaving(.some):
+                preconditionFailure("StreamDriver: a signal was refused while \(hosting); only one is ever in flight")
+            }
+        }
+        if handleHere { handleInPlace(signal, core) }
+    }
+
+    // MARK: The host
+
+    /// Claims the host role; `false` if a host already has it or had it.
+    @inlinable
+    func claimHost() -> Bool {
+        hosting.withLock { hosting in
+            guard case .unhosted = hosting else { return false }
+            hosting = .hosted
+            return true
+        }
+    }
+
+    /// Runs the loop until it is torn down, then waits for every effect to end. The caller must
+    /// have claimed the role (``claimHost()``).
+    @inlinable
+    func host(_ core: LoopCore<State, Event>) async {
+        await withDiscardingTaskGroup { group in
+            var ended = false
+            for await signal in signals {
+                switch signal {
+                case .drain(let first):
+                    ended = await drainTurns(core, first: first, group: &group)
+                case .tearDown:
+                    core.tearDown(machine)
+                    ended = true
+                }
+                addChildren(to: &group, core)
+                if ended { break }
+            }
+            continuation.finish()
+            leave(core, group: &group)
+        }
+    }
+
+    /// Drains until the queue is empty, yielding the thread every ``LoopCore/turnBudget`` items
+    /// and once more before giving the role up — a sender in full flow refills the queue
+    /// meanwhile, and one wake-up then serves the whole burst. Effects started in a pass join the
+    /// group after it. `true` once the loop is torn down.
+    @inlinable
+    func drainTurns(
+        _ core: LoopCore<State, Event>, first: QueueItem<State, Event>, group: inout DiscardingTaskGroup
+    ) async -> Bool {
+        var end = core.drainLoop(machine, first: first, releaseWhenEmpty: false, budget: LoopCore<State, Event>.turnBudget)
+        var releaseWhenEmpty = false
+        while true {
+            switch end {
+            case .released: return false
+            case .tornDown: return true
+            case .emptyHeld: releaseWhenEmpty = true
+            case .paused: break
+            }
+            addChildren(to: &group, core)
+            await Task.yield()
+            end = core.drainLoop(
+                machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
+        }
+    }
+
+    @inlinable
+    func addChildren(to group: inout DiscardingTaskGroup, _ core: LoopCore<State, Event>) {
+        guard !children.isEmpty else { return }
+        for child in children {
+            group.addTask(priority: child.priority) { await child.run(in: core) }
+        }
+        children.removeAll(keepingCapacity: true)
+    }
+
+    /// The host is done. Normally the loop is torn down and no signal comes again. If the host's
+    /// task was cancelled first (its `run()` caller, cancelled, has begun the stop), the stream
+    /// ended early: from here the drain role's holder runs the machine on the spot, and a signal
+    /// the stream refused meanwhile is handled here first.
+    @usableFromInline
+    func leave(_ core: LoopCore<State, Event>, group: inout DiscardingTaskGroup) {
+        while true {
+            let signal: Signal? = hosting.withLock { hosting in
+                switch hosting {
+                case .hosted, .leaving(nil):
+                    hosting = .ended
+                    return nil
+                case .leaving(let signal?):
+                    hosting = .leaving(nil)
+                    return signal
+                case .unhosted, .ended:
+                    preconditionFailure("StreamDriver: the host left twice")
+                }
+            }
+            guard let signal else { return }
+            handleInPlace(signal, core)
+            addChildren(to: &group, core)
+        }
+    }
+
+    /// Runs `signal` on the calling thread, like the `callback` backend. Only once the host has
+    /// ended, or by the host itself as it leaves.
+    @usableFromInline
+    func handleInPlace(_ signal: Signal, _ core: LoopCore<State, Event>) {
+        switch signal {
+        case .drain(let first): core.drainLoop(machine, first: first)
+        case .tearDown: core.tearDown(machine)
+        }
+        // No group outlives the host: effects started now (there are none once stop has begun,
+        // which is how the host ends early) run in tasks of their own.
+        for child in children {
+            Task(priority: child.priority) { await child.run(in: core) }
+        }
+        children.removeAll()
+    }
+
+    // MARK: Starting and stopping
+
+    /// The loop was just made: with ``LoopHosting/ownTask``, start its host.
+    @inlinable
+    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
+        guard hosting == .ownTask, claimHost() else { return }
+        Task { await self.host(core) }
+    }
+
+    /// Stop began without a host (``LoopHosting/run`` and nobody ran the loop): a task hosts the
+    /// teardown, so that effects end and `stop()`'s waiters return.
+    @inlinable
+    func stopBegan(_ core: LoopCore<State, Event>) {
+        guard claimHost() else { return }
+        Task { await self.host(core) }
+    }
+
+    /// ``stopBegan(_:)`` for a caller that waits for the stop anyway: it hosts the teardown.
+    @inlinable
+    func stopBeganInCaller(_ core: LoopCore<State, Event>) async {
+        guard claimHost() else { return }
+        await host(core)
+    }
+}
