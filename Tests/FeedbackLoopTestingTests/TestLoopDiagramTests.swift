@@ -13,7 +13,7 @@ import Testing
                 guard attempt > 1 else { throw Loader.ServiceError() }
                 return ["Boots"]
             },
-            backend: backend)
+            backend: backend, timeout: suiteTimeout)
         await loop.send(.load) {
             $0.phase = .loading
             $0.attempts = 1

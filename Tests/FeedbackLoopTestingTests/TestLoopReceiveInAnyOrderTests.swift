@@ -8,7 +8,7 @@ import Testing
         let releases = Downloads.Releases()
         let loop = TestLoop(
             initial: Downloads.State(), reduce: Downloads.reduce, feedbacks: Downloads.feedbacks(releases),
-            backend: backend)
+            backend: backend, timeout: suiteTimeout)
         await loop.send(.download([1, 2, 3])) { $0.pending = [1, 2, 3] }
         // The reverse of the order the test names them in.
         releases.release(3)
@@ -28,7 +28,7 @@ import Testing
         let releases = Downloads.Releases()
         let loop = TestLoop(
             initial: Downloads.State(), reduce: Downloads.reduce, feedbacks: Downloads.feedbacks(releases),
-            backend: backend)
+            backend: backend, timeout: suiteTimeout)
         await loop.send(.download([1, 2])) { $0.pending = [1, 2] }
         releases.release(2)
         releases.release(1)
@@ -46,7 +46,7 @@ import Testing
         let releases = Downloads.Releases()
         let loop = TestLoop(
             initial: Downloads.State(), reduce: Downloads.reduce, feedbacks: Downloads.feedbacks(releases),
-            backend: backend)
+            backend: backend, timeout: suiteTimeout)
         await loop.send(.download([1, 2])) { $0.pending = [1, 2] }
         releases.release(2)
         await expectIssues(mentioning: "Unexpected event: Downloads.Event.downloaded(2)") {
@@ -65,7 +65,7 @@ import Testing
         let releases = Downloads.Releases()
         let loop = TestLoop(
             initial: Downloads.State(), reduce: Downloads.reduce, feedbacks: Downloads.feedbacks(releases),
-            backend: backend)
+            backend: backend, timeout: suiteTimeout)
         await loop.send(.download([1, 2])) { $0.pending = [1, 2] }
         releases.release(1)
         await expectIssues(

@@ -58,7 +58,7 @@ import Testing
                 guard attempt > 1 else { throw Loader.ServiceError() }
                 return ["Boots", "Lloyds"]
             },
-            backend: backend)
+            backend: backend, timeout: suiteTimeout)
 
         await loop.send(.load) {
             $0.phase = .loading
@@ -77,7 +77,7 @@ import Testing
     func receiveWithAPredicateAcceptsEventsTheTestCannotSpellOut(backend: Backend) async {
         let loop = TestLoop(
             initial: Loader.State(), reduce: Loader.reduce,
-            feedbacks: Loader.feedbacks { _ in throw Loader.ServiceError() }, backend: backend)
+            feedbacks: Loader.feedbacks { _ in throw Loader.ServiceError() }, backend: backend, timeout: suiteTimeout)
         await loop.send(.load) {
             $0.phase = .loading
             $0.attempts = 1
@@ -92,7 +92,7 @@ import Testing
     func feedbacksThatStartWithTheInitialStateAreReceivedToo(backend: Backend) async {
         let loop = TestLoop(
             initial: Loader.State(phase: .loading, attempts: 1), reduce: Loader.reduce,
-            feedbacks: Loader.feedbacks { _ in ["Boots"] }, backend: backend)
+            feedbacks: Loader.feedbacks { _ in ["Boots"] }, backend: backend, timeout: suiteTimeout)
         await loop.receive(.loaded(["Boots"])) { $0.phase = .loaded(["Boots"]) }
         await loop.finish()
     }
