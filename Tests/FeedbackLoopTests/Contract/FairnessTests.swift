@@ -13,8 +13,9 @@ struct FairnessTests {
     /// Steps each busy loop takes at most. A drain gives way every 1,024 items, so a task waiting
     /// for the pool waits a turn of each busy loop per trip through the queue, however crowded
     /// the queue (the rest of the suite runs beside this test): ten trips cost a loop ~11,000
-    /// steps, a twentieth of this. A drain that never gave way runs to this limit before the waiting task gets a
-    /// thread. Counting steps instead of timing keeps the test independent of the machine's load.
+    /// steps, a twentieth of this. A drain that never gave way keeps its thread until its loop
+    /// reaches this limit. Counting steps instead of timing keeps the test independent of the
+    /// machine's load.
     static let steps = 200_000
 
     @Test(arguments: Backend.allCases)
@@ -54,9 +55,9 @@ struct FairnessTests {
             // Every pool thread has a busy loop: a plain task now needs the pool ten times.
             let stillBusy = await Task {
                 for _ in 0..<10 { await Task.yield() }
-                return loops.contains { $0.state < Self.steps }
+                return loops.allSatisfy { $0.state < Self.steps }
             }.value
-            #expect(stillBusy, "a task got the pool only once every busy loop had run to its end")
+            #expect(stillBusy, "a task got the pool only once a busy loop had run to its end")
         case .callback:
             await kicked.value
             #expect(offKicker.current == 0, "a busy callback loop ran on another thread than its sender's")
