@@ -14,7 +14,7 @@
 # Each figure is the difference between two runs, (I(2n) - I(n)) / n, so that process start-up,
 # loop creation and teardown cancel out and what remains is the steady-state cost of one unit.
 #
-#   scripts/callgrind.sh                          # the whole table (about 10 minutes on 2 cores)
+#   scripts/callgrind.sh                          # the whole table (about 12 minutes on 2 cores)
 #   scripts/callgrind.sh --only "callback actor"  # some rows
 #   scripts/callgrind.sh --profile w1 actor       # one profile, annotated (top functions, inclusive)
 set -euo pipefail
@@ -58,6 +58,8 @@ let package = Package(
             name: "CallgrindScenarios",
             dependencies: [
                 .product(name: "FeedbackLoop", package: "FeedbackLoop"),
+                // The `durable` scenario's; no workload counted here uses it.
+                .product(name: "FeedbackLoopDurable", package: "FeedbackLoop"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]),
@@ -110,7 +112,7 @@ per_unit() { # workload contender
 
 if [ "${1:-}" = --profile ]; then
     workload=${2:?workload: w1, w2, w3 or w3-callback}
-    contender=${3:?contender: bare, callback, actor or opencombine}
+    contender=${3:?contender: bare, callback, actor, stream or opencombine}
     out="$work/profile"
     # shellcheck disable=SC2046
     valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" \
@@ -122,7 +124,7 @@ if [ "${1:-}" = --profile ]; then
     exit 0
 fi
 
-contenders="bare callback actor opencombine"
+contenders="bare callback actor stream opencombine"
 if [ "${1:-}" = --only ]; then contenders=${2:?--only needs a list of contenders}; fi
 
 # What CombineFeedback on OpenCombine 0.14 measured on this kind of machine (/work/shared's

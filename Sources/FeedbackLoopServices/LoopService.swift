@@ -36,6 +36,13 @@ import ServiceLifecycle
 /// > effect running forever (an `events` source, a timer) never becomes idle, so its shutdown
 /// > always takes the whole grace period before that effect is cancelled.
 ///
+/// ## The loop's task tree
+/// The service runs the loop with `Loop.run()` in a child task of its own ``run()``. A loop on
+/// `Backend.stream` made with `LoopConfiguration(hosting: .run)` therefore lives inside the
+/// service: its state and every `.run` effect are tasks of the service's tree, so the task-local
+/// values the service runs with (a tracing `ServiceContext`, a logger's metadata) reach every
+/// effect, and the service's ``run()`` returns only after every effect has ended.
+///
 /// ## Threading and cost
 /// ``send(_:)`` and ``sendAndWait(_:)`` may be called from any task or thread. Each adds two
 /// short, uncontended lock sections to the loop's own cost; nothing else sits on the per-event

@@ -17,7 +17,7 @@
 /// ]
 /// ```
 ///
-/// Everything here is written once and used by both backends: the query diffing is part of the
+/// Everything here is written once and used by every backend: the query diffing is part of the
 /// system definition, not of an engine.
 public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let makeReactor: @Sendable () -> Reactor<State, Event>
