@@ -47,7 +47,7 @@ extension ReferenceModelTests {
         for seed in (0..<UInt64(Self.concurrentRuns)).map({ $0 &* 0x2545_F491 &+ 7 }) {
             var rng = SplitMix64(seed: seed)
             let run = ConcurrentRun.random(using: &rng)
-            let violation = try await withDeadline("concurrent run \(seed) on \(backend)", limit: .seconds(60)) {
+            let violation = try await withDeadline("concurrent run \(seed) on \(backend)", limit: .seconds(180)) {
                 await run.firstViolation(backend: backend)
             }
             if let violation {

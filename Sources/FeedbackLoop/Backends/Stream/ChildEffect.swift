@@ -30,17 +30,23 @@ struct ChildEffect<Event: Sendable>: Sendable {
     /// The child task's work: the effect's body in a grandchild, so that the loop can cancel this
     /// one effect — a task group cancels all its children or none, and a child task has no handle
     /// to cancel it by. The child waits for whichever comes first, the body's end or the loop's
-    /// cancel, then cancels the grandchild (a no-op when the body ended).
+    /// cancel, then cancels the grandchild (a no-op when the body ended). Cancelling the host's
+    /// task cancels both at once, as structured concurrency does.
     @inlinable
     func run<State: Sendable>(in core: LoopCore<State, Event>) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
+                var failure: (any Error)?
                 do {
                     try await EffectMarker.inside(marker) { try await body(sink) }
-                    core.taskReturned(handle, error: nil)
                 } catch {
-                    core.taskReturned(handle, error: error)
+                    failure = error
                 }
+                // Cancelled with the whole tree (the host's task was: its `run()` caller), not by
+                // the loop: the loop's stop is on its way and would find the effect already
+                // ended. It is cancelled all the same, and counted so, as on every backend.
+                if Task.isCancelled { core.cancel(handle) }
+                core.taskReturned(handle, error: failure)
                 cancellation.signal()
             }
             await cancellation.wait()

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The `stream` backend: the loop as one structured task tree. One task — the *host* — owns the
 /// machine and consumes an `AsyncStream` of wake-ups; every `.run` effect is a child task of a
 /// discarding task group in the host, so task-local values bound around the host reach every
@@ -24,6 +26,9 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         case drain(QueueItem<State, Event>)
         /// Stop began while the loop was idle: tear the machine down.
         case tearDown
+        /// The last running effect ended (see ``childrenEnded``). Not a drain-role signal: it
+        /// may come at any time, any number of times, and is dropped once the host has gone.
+        case childrenEnded
     }
 
     @usableFromInline let machine: Machine<State, Event>
@@ -32,6 +37,8 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @usableFromInline let hosting: Lock<Hosting>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
     @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<Event>] = []
+    /// Effects in the host's group that have not ended.
+    @usableFromInline let running = Atomic<Int>(0)
 
     /// Who runs the machine: nobody yet, the host, or — once the host has ended, which happens
     /// only when its task was cancelled before the loop was torn down — the holder of the drain
@@ -102,44 +109,128 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
 
     /// Runs the loop until it is torn down, then waits for every effect to end. The caller must
     /// have claimed the role (``claimHost()``).
+    ///
+    /// The task group exists only while effects run: a parked task costs ~1.8 KiB and a
+    /// discarding task group in it another ~1.6 KiB (measured), so an idle host waits for its next
+    /// signal outside any group, and enters one when a drain starts effects, for as long as any of
+    /// them runs (the last to end wakes the host with ``Signal/childrenEnded``).
     @inlinable
     func host(_ core: LoopCore<State, Event>) async {
-        await withDiscardingTaskGroup { group in
-            var ended = false
-            for await signal in signals {
-                switch signal {
-                case .drain(let first):
-                    ended = await drainTurns(core, first: first, group: &group)
-                case .tearDown:
-                    core.tearDown(machine)
-                    ended = true
+        var signals = self.signals.makeAsyncIterator()
+        var state = HostState.idle
+        while true {
+            switch state {
+            case .ended:
+                continuation.finish()
+                leave(core)
+                return
+            case .left:
+                return
+            case .idle:
+                guard let signal = await signals.next() else {
+                    state = leaveCancelled(core)
+                    continue
                 }
-                addChildren(to: &group, core)
-                if ended { break }
+                state = await handle(signal, core) { false }
+                if case .idle = state, children.isEmpty { continue }
+                if case .ended = state, children.isEmpty { continue }
+            case .resume:
+                break
             }
-            continuation.finish()
-            leave(core, group: &group)
+            await withDiscardingTaskGroup { group in
+                addChildren(to: &group, core)
+                if case .resume(let releaseWhenEmpty) = state {
+                    await Task.yield()
+                    state = await HostState(drainTurns(core, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
+                        addChildren(to: &group, core)
+                        return true
+                    })
+                }
+                while case .idle = state, running.load(ordering: .acquiring) > 0 {
+                    guard let signal = await signals.next() else {
+                        // Before the group ends the effects by cancelling the tree.
+                        state = leaveCancelled(core)
+                        break
+                    }
+                    state = await handle(signal, core) {
+                        addChildren(to: &group, core)
+                        return true
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where the host is, between signals.
+    @usableFromInline
+    enum HostState {
+        /// Waiting for a signal.
+        case idle
+        /// A drain started effects with no group to add them to; it still holds the drain role
+        /// and goes on in a group, with its `releaseWhenEmpty`.
+        case resume(releaseWhenEmpty: Bool)
+        /// The loop is torn down.
+        case ended
+        /// The host's task was cancelled and the host has left (``leaveCancelled(_:)``).
+        case left
+
+        @inlinable
+        init(_ turn: Turn) {
+            switch turn {
+            case .released: self = .idle
+            case .tornDown: self = .ended
+            case .needsGroup(let releaseWhenEmpty): self = .resume(releaseWhenEmpty: releaseWhenEmpty)
+            }
+        }
+    }
+
+    /// How a drain turn ended.
+    @usableFromInline
+    enum Turn {
+        /// The queue was empty; the drain role was released.
+        case released
+        /// The loop was torn down.
+        case tornDown
+        /// Effects started with no group to add them to; the role is still held.
+        case needsGroup(releaseWhenEmpty: Bool)
+    }
+
+    @inlinable
+    func handle(_ signal: Signal, _ core: LoopCore<State, Event>, startChildren: () -> Bool) async -> HostState {
+        switch signal {
+        case .drain(let first):
+            return HostState(await drainTurns(core, first: first, releaseWhenEmpty: false, startChildren: startChildren))
+        case .tearDown:
+            core.tearDown(machine)
+            _ = children.isEmpty || startChildren()
+            return .ended
+        case .childrenEnded:
+            return .idle
         }
     }
 
     /// Drains until the queue is empty, yielding the thread every ``LoopCore/turnBudget`` items
     /// and once more before giving the role up — a sender in full flow refills the queue
     /// meanwhile, and one wake-up then serves the whole burst. Effects started in a pass join the
-    /// group after it. `true` once the loop is torn down.
+    /// group after it (`startChildren`); with no group to join, the turn ends at the next pause,
+    /// still holding the role.
     @inlinable
     func drainTurns(
-        _ core: LoopCore<State, Event>, first: QueueItem<State, Event>, group: inout DiscardingTaskGroup
-    ) async -> Bool {
-        var end = core.drainLoop(machine, first: first, releaseWhenEmpty: false, budget: LoopCore<State, Event>.turnBudget)
-        var releaseWhenEmpty = false
+        _ core: LoopCore<State, Event>, first: QueueItem<State, Event>?, releaseWhenEmpty: Bool,
+        startChildren: () -> Bool
+    ) async -> Turn {
+        var end = core.drainLoop(
+            machine, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
+        var releaseWhenEmpty = releaseWhenEmpty
         while true {
+            let started = children.isEmpty || startChildren()
             switch end {
-            case .released: return false
-            case .tornDown: return true
+            case .released: return .released
+            case .tornDown: return .tornDown
             case .emptyHeld: releaseWhenEmpty = true
             case .paused: break
             }
-            addChildren(to: &group, core)
+            guard started else { return .needsGroup(releaseWhenEmpty: releaseWhenEmpty) }
             await Task.yield()
             end = core.drainLoop(
                 machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
@@ -149,10 +240,34 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     func addChildren(to group: inout DiscardingTaskGroup, _ core: LoopCore<State, Event>) {
         guard !children.isEmpty else { return }
+        running.add(children.count, ordering: .relaxed)
         for child in children {
-            group.addTask(priority: child.priority) { await child.run(in: core) }
+            group.addTask(priority: child.priority) {
+                await child.run(in: core)
+                self.childEnded()
+            }
         }
         children.removeAll(keepingCapacity: true)
+    }
+
+    /// The last running effect wakes a host that waits in its group, so that it can leave it.
+    @inlinable
+    func childEnded() {
+        if running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
+            continuation.yield(.childrenEnded)  // refused once the host has gone: nothing to wake
+        }
+    }
+
+    /// The host's task was cancelled — its `run()` caller was — and the stream ended early. That
+    /// stops the loop (`run()`'s own handler begins the stop too, maybe not yet): the host begins
+    /// it, tears down if the loop was idle and leaves, so that the loop, not the cancellation of
+    /// the task tree, ends the effects, and they count as cancelled.
+    @usableFromInline
+    func leaveCancelled(_ core: LoopCore<State, Event>) -> HostState {
+        continuation.finish()
+        if core.beginStopTakingTeardown() { core.tearDown(machine) }
+        leave(core)
+        return .left
     }
 
     /// The host is done. Normally the loop is torn down and no signal comes again. If the host's
@@ -160,7 +275,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// ended early: from here the drain role's holder runs the machine on the spot, and a signal
     /// the stream refused meanwhile is handled here first.
     @usableFromInline
-    func leave(_ core: LoopCore<State, Event>, group: inout DiscardingTaskGroup) {
+    func leave(_ core: LoopCore<State, Event>) {
         while true {
             let signal: Signal? = hosting.withLock { hosting in
                 switch hosting {
@@ -176,7 +291,6 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             }
             guard let signal else { return }
             handleInPlace(signal, core)
-            addChildren(to: &group, core)
         }
     }
 
@@ -187,6 +301,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         switch signal {
         case .drain(let first): core.drainLoop(machine, first: first)
         case .tearDown: core.tearDown(machine)
+        case .childrenEnded: return
         }
         // No group outlives the host: effects started now (there are none once stop has begun,
         // which is how the host ends early) run in tasks of their own.
