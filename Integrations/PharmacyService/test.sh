@@ -10,10 +10,27 @@
 # backstop for a hang outside those waits: past PHARMACY_TEST_LIMIT seconds (default 300; the
 # suite takes about 10 s) it prints the stacks of the test process (every thread with gdb, if
 # installed; otherwise the Swift runtime's backtrace on SIGABRT), ends it, and exits 1.
+#
+# The fault tests start `pharmacy-service` processes and kill them when they end; should the test
+# process itself die first, the pids they wrote to $PHARMACY_TEST_CHILDREN are killed on exit.
+# Their PostgreSQL half runs only with FEEDBACKLOOP_POSTGRES_URL set:
+#
+#   scripts/postgres.sh Integrations/PharmacyService/test.sh      (from the repository's root)
 set -euo pipefail
 cd "$(dirname "$0")"
 swift build --build-tests
 tests="$(swift build --show-bin-path)/PharmacyServicePackageTests.xctest"
+
+children=$(mktemp)
+export PHARMACY_TEST_CHILDREN="$children"
+kill_children() {
+    while read -r pid; do
+        # Only if the pid is still a pharmacy-service (not a reused pid).
+        if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "pharmacy-servic" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+    done <"$children"
+    rm -f "$children"
+}
+trap kill_children EXIT
 
 limit="${PHARMACY_TEST_LIMIT:-300}"
 SWIFT_BACKTRACE="enable=yes,interactive=no,threads=all" "$tests" --testing-library swift-testing "$@" &
