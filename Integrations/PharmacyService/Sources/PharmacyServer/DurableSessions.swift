@@ -223,10 +223,11 @@ public final class DurableSessionHandle: Sendable, Hashable {
         }
     }
 
+    /// Stops the loop, which gives its lease back. The lease keeper, if any, is left to end by
+    /// itself at its next wake-up (it sees the loop stopped): cancelling it would make it stop
+    /// the loop once more, in a cancelled task, and log the second release's `CancellationError`.
     private static func stop(_ running: Running) async {
         await running.loop.stop()
-        running.keeper?.cancel()
-        await running.keeper?.value
     }
 
     public static func == (lhs: DurableSessionHandle, rhs: DurableSessionHandle) -> Bool { lhs === rhs }

@@ -201,11 +201,12 @@ struct PostgresFaultTests {
     }
 
     /// Server A owns a session and is paused (SIGSTOP) past its lease; B takes the session over
-    /// and appends. A, resumed (SIGCONT), still holds the session in memory: its request is
-    /// refused (503 `session_owned_elsewhere`: the append was fenced, or the lost lease stopped
-    /// the loop first) and nothing of it reaches the journal — B's next append continues the
-    /// journal densely, and A, once B has shut down and given the lease back, recovers the
-    /// journal without A's request.
+    /// (recovering it appends nothing, so the journal's head is still where A left it: only the
+    /// epoch can tell A's next append from a legitimate one). A, resumed (SIGCONT), still holds
+    /// the session in memory: its request must be refused (503 `session_owned_elsewhere`: the
+    /// append was fenced, or the lost lease stopped the loop first), and nothing of it may reach
+    /// the journal — B's next append continues the journal, and A, once B has shut down and given
+    /// the lease back, recovers the journal without A's request.
     @Test(arguments: Backend.allCases)
     func aPausedOwnerCannotAppendAfterItsLeaseExpired(backend: Backend) async throws {
         let session = Self.freshSession("fencing")
@@ -221,16 +222,15 @@ struct PostgresFaultTests {
             }
             #expect(recovered.status == .ok, "\(recovered.status) \(recovered.body)")
             #expect(try recovered.decoded().journal?.requests == 3, "B recovered \(recovered.body)")
-            try await Self.sendAnswered(4...4, to: session, on: b.api, counting: 3)
 
             a.signal(SIGCONT)
-            let (zombie, _) = try await bounded("A's answer after SIGCONT") { try await FaultLoad.send(5, to: session, on: a.api) }
+            let (zombie, _) = try await bounded("A's answer after SIGCONT") { try await FaultLoad.send(4, to: session, on: a.api) }
             #expect(
                 zombie.status == .serviceUnavailable && zombie.errorCode == "session_owned_elsewhere",
                 "the deposed owner answered \(zombie.status) \(zombie.body)")
 
-            // Had A's request been journaled, B's next append would not continue the journal.
-            try await Self.sendAnswered(6...6, to: session, on: b.api, counting: 4)
+            // Had A's request been journaled, B's append would not continue the journal.
+            try await Self.sendAnswered(5...5, to: session, on: b.api, counting: 3)
 
             // B shuts down and gives the lease back; A recovers from the journal alone.
             b.signal(SIGTERM)
@@ -240,7 +240,7 @@ struct PostgresFaultTests {
             }
             #expect(fromJournal.status == .ok, "\(fromJournal.status) \(fromJournal.body)")
             let journal = try fromJournal.decoded().journal
-            #expect(journal?.requests == 5 && journal?.lastRequest == 6, "A recovered \(fromJournal.body): request 5 must not be in the journal")
+            #expect(journal?.requests == 4 && journal?.lastRequest == 5, "A recovered \(fromJournal.body): request 4 must not be in the journal")
         }
     }
 }
