@@ -45,8 +45,9 @@ enum FaultLoad {
 @Suite("kill -9 under load, restart on the same SQLite journal", .serialized, .timeLimit(.minutes(2)))
 struct KillNineTests {
     /// 50 sessions send numbered requests as fast as their answers come back; once each has had
-    /// at least 10 answered, the server gets SIGKILL with requests in flight. A new server on the
-    /// same journal recovers every session on its first request.
+    /// at least 10 more answered, the server gets SIGKILL with requests in flight. A new server on
+    /// the same journal recovers every session on its first request, and is killed the same way
+    /// in its turn: three crashes, each checked.
     @Test(arguments: Backend.allCases)
     func everyAnsweredRequestSurvivesOnceAndOnlyOnce(backend: Backend) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pharmacy-kill9-\(getpid())-\(backend)")
@@ -56,81 +57,99 @@ struct KillNineTests {
         let journal = directory.appendingPathComponent("sessions.sqlite").path
         let arguments = ["--latency-ms", "0", "--backend", backend.rawValue, "--journal", journal]
         let sessions = (0..<50).map { "load-\($0)" }
-        let minimumAnswered = 10
 
         try await withServerProcesses { processes in
-            let first = try await processes.start(arguments)
-            try await FaultLoad.open(sessions, on: first.api)
+            var server = try await processes.start(arguments)
+            try await FaultLoad.open(sessions, on: server.api)
+            // The next number each session sends: one past the last it applied.
+            var next = Dictionary(uniqueKeysWithValues: sessions.map { ($0, 1) })
+            for crash in 1...3 {
+                let before = next
+                let answered = try await Self.loadUntilKilled(server, sessions: sessions, from: next, crash: crash)
+                server = try await processes.start(arguments)
+                let api = server.api
+                var inFlightApplied = 0
+                for session in sessions {
+                    let reply = try await bounded("GET /sessions/\(session) after restart \(crash)") { try await api.get(session) }
+                    #expect(reply.status == .ok, "\(session) after restart \(crash): \(reply.status) \(reply.body)")
+                    guard reply.status == .ok, let journal = try reply.decoded().journal else { continue }
+                    let lastAnswered = answered[session] ?? next[session]! - 1
+                    let last = journal.lastRequest ?? 0
+                    #expect(last >= lastAnswered, "crash \(crash), \(session): request \(lastAnswered) was answered, the recovered session applied up to \(last)")
+                    #expect(last <= lastAnswered + 1, "crash \(crash), \(session): applied up to \(last), but only \(lastAnswered + 1) were sent")
+                    #expect(journal.requests == last, "crash \(crash), \(session): \(journal.requests) requests applied for numbers 1...\(last): applied twice or lost")
+                    if last == lastAnswered + 1 { inFlightApplied += 1 }
+                    next[session] = last + 1
+                }
+                let count = answered.reduce(0) { $0 + $1.value - before[$1.key]! + 1 }
+                print("kill -9 #\(crash) (\(backend)): \(count) requests answered over \(sessions.count) sessions before the kill, each recovered once; \(inFlightApplied) in flight at the kill were journaled, never answered")
+            }
+        }
+    }
 
-            let answered = Locked([String: Int]())
-            let failures = Locked([String]())
-            let killed = Locked(false)
-            let enough = Gate()
-            let load = Task {
-                await withTaskGroup(of: Void.self) { group in
-                    for session in sessions {
-                        group.addTask {
-                            var number = 1
-                            while true {
-                                do {
-                                    let (reply, journal) = try await FaultLoad.send(number, to: session, on: first.api)
-                                    guard let journal else {
-                                        if !killed.withLock({ $0 }) {
-                                            failures.withLock { $0.append("\(session) #\(number): \(reply.status) \(reply.body)") }
-                                        }
-                                        return
-                                    }
-                                    if journal.requests != number || journal.lastRequest != number {
-                                        failures.withLock {
-                                            $0.append("\(session) #\(number) answered with requests \(journal.requests), last \(String(describing: journal.lastRequest))")
-                                        }
-                                    }
-                                    let all = answered.withLock { answered -> [String: Int] in
-                                        answered[session] = number
-                                        return answered
-                                    }
-                                    if all.count == sessions.count && all.values.allSatisfy({ $0 >= minimumAnswered }) { enough.open() }
-                                    number += 1
-                                } catch {
-                                    // Expected once the server is dead; a failure before that is the test's.
+    /// Sends numbered requests from `from[session]` on, each after the previous answer, until each
+    /// session has 10 answered; then kills the server with SIGKILL while requests are in flight.
+    /// Returns the last answered number per session (absent if none was).
+    static func loadUntilKilled(
+        _ server: ServerProcesses.Server, sessions: [String], from: [String: Int], crash: Int
+    ) async throws -> [String: Int] {
+        let minimumAnswered = 10
+        let answered = Locked([String: Int]())
+        let failures = Locked([String]())
+        let killed = Locked(false)
+        let enough = Gate()
+        let load = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for session in sessions {
+                    group.addTask {
+                        var number = from[session]!
+                        while true {
+                            do {
+                                let (reply, journal) = try await FaultLoad.send(number, to: session, on: server.api)
+                                guard let journal else {
                                     if !killed.withLock({ $0 }) {
-                                        failures.withLock { $0.append("\(session) #\(number): \(error)") }
+                                        failures.withLock { $0.append("\(session) #\(number): \(reply.status) \(reply.body)") }
                                         enough.open()
                                     }
                                     return
                                 }
+                                if journal.lastRequest != number || journal.requests != number {
+                                    failures.withLock {
+                                        $0.append("\(session) #\(number) answered with requests \(journal.requests), last \(String(describing: journal.lastRequest))")
+                                    }
+                                }
+                                let all = answered.withLock { answered -> [String: Int] in
+                                    answered[session] = number
+                                    return answered
+                                }
+                                if all.count == sessions.count && all.allSatisfy({ $0.value - from[$0.key]! + 1 >= minimumAnswered }) {
+                                    enough.open()
+                                }
+                                number += 1
+                            } catch {
+                                // Expected once the server is dead; a failure before that is the test's.
+                                if !killed.withLock({ $0 }) {
+                                    failures.withLock { $0.append("\(session) #\(number): \(error)") }
+                                    enough.open()
+                                }
+                                return
                             }
                         }
                     }
                 }
             }
-            defer { load.cancel() }
-            try await bounded(
-                "each of \(sessions.count) sessions to have \(minimumAnswered) requests answered",
-                diagnostics: { "answered: \(answered.withLock { $0 })" }
-            ) { try await enough.wait() }
-            killed.withLock { $0 = true }
-            try await first.kill9()
-            try await bounded("the load's requests to end after SIGKILL") { await load.value }
-            #expect(failures.withLock { $0 } == [])
-
-            let second = try await processes.start(arguments)
-            let acknowledged = answered.withLock { $0 }
-            var inFlightApplied = 0
-            for session in sessions {
-                let reply = try await bounded("GET /sessions/\(session) after the restart") { try await second.api.get(session) }
-                #expect(reply.status == .ok, "\(session) after the restart: \(reply.status) \(reply.body)")
-                guard reply.status == .ok, let journal = try reply.decoded().journal else { continue }
-                let answeredCount = acknowledged[session] ?? 0
-                let last = journal.lastRequest ?? 0
-                #expect(last >= answeredCount, "\(session): request \(answeredCount) was answered, the recovered session applied up to \(last)")
-                #expect(last <= answeredCount + 1, "\(session): applied up to \(last), but only \(answeredCount + 1) were sent")
-                #expect(journal.requests == last, "\(session): \(journal.requests) requests applied for numbers 1...\(last): applied twice or lost")
-                if last == answeredCount + 1 { inFlightApplied += 1 }
-            }
-            let total = acknowledged.values.reduce(0, +)
-            print("kill -9 (\(backend)): \(total) requests answered over \(sessions.count) sessions, all recovered; \(inFlightApplied) in-flight unanswered requests were journaled before the kill")
         }
+        defer { load.cancel() }
+        try await bounded(
+            "each of \(sessions.count) sessions to have \(minimumAnswered) requests answered before crash \(crash)",
+            diagnostics: { "answered: \(answered.withLock { $0 })" }
+        ) { try await enough.wait() }
+        killed.withLock { $0 = true }
+        try await server.kill9()
+        try await bounded("the load's requests to end after SIGKILL") { await load.value }
+        let failed = failures.withLock { $0 }
+        #expect(failed == [], "before crash \(crash)")
+        return answered.withLock { $0 }
     }
 }
 
