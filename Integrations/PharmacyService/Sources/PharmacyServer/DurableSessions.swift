@@ -118,7 +118,7 @@ extension DurableSessions {
 /// One session's durable loop in this process: recovered from the journal by the first use,
 /// recovered again after it failed (its lease was lost, an append was fenced), stopped by
 /// ``close()``.
-public final class DurableSessionHandle: Sendable, Hashable {
+final class DurableSessionHandle: Sendable, Hashable {
     struct Running: Sendable {
         let loop: DurableLoop<SessionState, SessionEvent>
         let keeper: Task<Void, Never>?
@@ -230,6 +230,6 @@ public final class DurableSessionHandle: Sendable, Hashable {
         await running.loop.stop()
     }
 
-    public static func == (lhs: DurableSessionHandle, rhs: DurableSessionHandle) -> Bool { lhs === rhs }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    static func == (lhs: DurableSessionHandle, rhs: DurableSessionHandle) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
