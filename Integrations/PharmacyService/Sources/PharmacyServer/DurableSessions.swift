@@ -53,8 +53,10 @@ final class DurableSessions: Sendable {
         let recover: @Sendable (String) async throws -> DurableSessionHandle.Running = { id in
             var logger = configuration.logger
             logger[metadataKey: "session"] = "\(id)"
+            // The metrics see the durable loop's inner loop, where an effect's event is one step
+            // to be journaled and another once reduced.
             let loopConfiguration = LoopConfiguration(
-                label: "pharmacies", logger: logger,
+                label: "pharmacies", logger: logger, instruments: configuration.metrics.map { [$0] } ?? [],
                 executor: eventLoops.isEmpty
                     ? nil : eventLoops[PharmacySessions.slot(of: id, among: eventLoops.count)].executor)
             let environment = Pharmacies.Environment(service: configuration.makeService(id))
