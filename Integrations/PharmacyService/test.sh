@@ -70,9 +70,10 @@ if [ "$#" -gt 0 ]; then
     run_tests "$@"
     exit $?
 fi
-# The fault tests (server processes under SIGKILL and SIGSTOP, leases of a few seconds) run on
-# their own after the rest, so that neither set loads the machine under the other.
-fault_tests="KillNineTests|PostgresFaultTests"
+# The journal's tests — the fault tests (server processes under SIGKILL and SIGSTOP, leases of a
+# few seconds) and the in-process ones — run on their own after the rest, so that neither set
+# loads the machine under the other's timers (idle and read timeouts, leases).
+fault_tests="KillNineTests|PostgresFaultTests|DurableSessionTests"
 status=0
 run_tests --skip "$fault_tests" || status=$?
 run_tests --filter "$fault_tests" || status=$?

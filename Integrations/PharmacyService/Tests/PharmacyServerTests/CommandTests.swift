@@ -68,11 +68,6 @@ struct CommandTests {
         (["--read-timeout", "inf"], "--read-timeout"),
         (["--port", "70000"], "port"),
         (["--pin-sessions", "--backend", "callback"], "--pin-sessions"),
-        (["--journal", "a.sqlite", "--journal-postgres", "postgres://u@localhost/d"], "exclude each other"),
-        (["--lease-duration", "5"], "--journal-postgres"),
-        (["--journal-postgres", "postgres://u@localhost/d", "--lease-duration", "0"], "--lease-duration"),
-        (["--journal-postgres", "http://localhost/d"], "not a postgres:// URL"),
-        (["--journal", "/"], "the journal cannot be opened"),
     ])
     func flagsAreValidated(arguments: [String], mentions: String) async throws {
         let (status, stderr) = try await Self.run(arguments)

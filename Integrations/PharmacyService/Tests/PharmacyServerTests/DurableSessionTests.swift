@@ -6,9 +6,23 @@ import PharmacyServer
 import Testing
 
 /// The API of a server with a SQLite journal, in process: the same routes as without one, each
-/// answer after its event was journaled, and sessions that outlive the server.
+/// answer after its event was journaled, and sessions that outlive the server. (`test.sh` runs it
+/// with the fault tests, after the timing-sensitive HTTP tests.)
 @Suite(.timeLimit(.minutes(2)))
 struct DurableSessionTests {
+    @Test("journal flags: conflicting, out of range or unopenable exit 64 with a message", arguments: [
+        (["--journal", "a.sqlite", "--journal-postgres", "postgres://u@localhost/d"], "exclude each other"),
+        (["--lease-duration", "5"], "--journal-postgres"),
+        (["--journal-postgres", "postgres://u@localhost/d", "--lease-duration", "0"], "--lease-duration"),
+        (["--journal-postgres", "http://localhost/d"], "not a postgres:// URL"),
+        (["--journal", "/"], "the journal cannot be opened"),
+    ])
+    func journalFlagsAreValidated(arguments: [String], mentions: String) async throws {
+        let (status, stderr) = try await CommandTests.run(arguments)
+        #expect(status == 64, "\(arguments): \(stderr)")
+        #expect(stderr.contains(mentions), "\(arguments): \(stderr)")
+    }
+
     static func sessions(backend: Backend, journal path: String) throws -> PharmacySessions.Configuration {
         .init(
             backend: backend,
