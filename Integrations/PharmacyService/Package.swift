@@ -25,6 +25,9 @@ let package = Package(
         // HTTP parts (NIOHTTPTypes) and answers parse errors (NIOHTTP1).
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // Durable sessions on PostgreSQL (--journal-postgres); the SQLite journal comes with the root package.
+        .package(name: "FeedbackLoopPostgres", path: "../FeedbackLoopPostgres"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(
@@ -32,6 +35,9 @@ let package = Package(
             dependencies: [
                 .product(name: "FeedbackLoopServices", package: "FeedbackLoop"),
                 .product(name: "FeedbackExamples", package: "FeedbackLoop"),
+                .product(name: "FeedbackLoopDurable", package: "FeedbackLoop"),
+                .product(name: "FeedbackLoopPostgres", package: "FeedbackLoopPostgres"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -10,36 +10,71 @@
 # backstop for a hang outside those waits: past PHARMACY_TEST_LIMIT seconds (default 300; the
 # suite takes about 10 s) it prints the stacks of the test process (every thread with gdb, if
 # installed; otherwise the Swift runtime's backtrace on SIGABRT), ends it, and exits 1.
+#
+# The fault tests start `pharmacy-service` processes and kill them when they end; should the test
+# process itself die first, the pids they wrote to $PHARMACY_TEST_CHILDREN are killed on exit.
+# Their PostgreSQL half runs only with FEEDBACKLOOP_POSTGRES_URL set:
+#
+#   scripts/postgres.sh Integrations/PharmacyService/test.sh      (from the repository's root)
 set -euo pipefail
 cd "$(dirname "$0")"
 swift build --build-tests
 tests="$(swift build --show-bin-path)/PharmacyServicePackageTests.xctest"
 
-limit="${PHARMACY_TEST_LIMIT:-300}"
-SWIFT_BACKTRACE="enable=yes,interactive=no,threads=all" "$tests" --testing-library swift-testing "$@" &
-runner=$!
+children=$(mktemp)
+export PHARMACY_TEST_CHILDREN="$children"
+kill_children() {
+    while read -r pid; do
+        # Only if the pid is still a pharmacy-service (not a reused pid).
+        if [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "pharmacy-servic" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+    done <"$children"
+    rm -f "$children"
+}
+trap kill_children EXIT
 
-waited=0
-while kill -0 "$runner" 2>/dev/null && [ "$waited" -lt "$limit" ]; do
-    sleep 1
-    waited=$((waited + 1))
-done
-if ! kill -0 "$runner" 2>/dev/null; then
-    wait "$runner"
+limit="${PHARMACY_TEST_LIMIT:-300}"
+
+# Runs the test bundle with these arguments under the watchdog; returns its status.
+run_tests() {
+    SWIFT_BACKTRACE="enable=yes,interactive=no,threads=all" "$tests" --testing-library swift-testing "$@" &
+    runner=$!
+
+    waited=0
+    while kill -0 "$runner" 2>/dev/null && [ "$waited" -lt "$limit" ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    if ! kill -0 "$runner" 2>/dev/null; then
+        status=0
+        wait "$runner" || status=$?
+        return "$status"
+    fi
+
+    echo "error: the PharmacyService tests did not finish in $limit s; the test process's stacks follow" >&2
+    if command -v gdb >/dev/null; then
+        gdb -p "$runner" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
+    fi
+    # The Swift runtime's backtracer prints the stack on SIGABRT, then the process ends.
+    kill -ABRT "$runner" 2>/dev/null || true
+    waited=0
+    while kill -0 "$runner" 2>/dev/null && [ "$waited" -lt 30 ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    kill -KILL "$runner" 2>/dev/null || true
+    wait "$runner" 2>/dev/null || true
+    return 1
+}
+
+if [ "$#" -gt 0 ]; then
+    run_tests "$@"
     exit $?
 fi
-
-echo "error: the PharmacyService tests did not finish in $limit s; the test process's stacks follow" >&2
-if command -v gdb >/dev/null; then
-    gdb -p "$runner" -batch -ex "thread apply all bt" 2>/dev/null | grep -E '^(Thread|#)' >&2 || true
-fi
-# The Swift runtime's backtracer prints the stack on SIGABRT, then the process ends.
-kill -ABRT "$runner" 2>/dev/null || true
-waited=0
-while kill -0 "$runner" 2>/dev/null && [ "$waited" -lt 30 ]; do
-    sleep 1
-    waited=$((waited + 1))
-done
-kill -KILL "$runner" 2>/dev/null || true
-wait "$runner" 2>/dev/null || true
-exit 1
+# The journal's tests — the fault tests (server processes under SIGKILL and SIGSTOP, leases of a
+# few seconds) and the in-process ones — run on their own after the rest, so that neither set
+# loads the machine under the other's timers (idle and read timeouts, leases).
+fault_tests="KillNineTests|PostgresFaultTests|DurableSessionTests"
+status=0
+run_tests --skip "$fault_tests" || status=$?
+run_tests --filter "$fault_tests" || status=$?
+exit "$status"

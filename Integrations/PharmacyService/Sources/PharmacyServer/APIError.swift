@@ -99,6 +99,17 @@ public struct APIError: Error, Hashable, Sendable {
         .serviceUnavailable, "too_many_sessions", "too many sessions are open; retry later")
     static let shuttingDown = APIError(
         .serviceUnavailable, "shutting_down", "the server is shutting down; the request was not carried out")
+    static func sessionOwnedElsewhere(_ id: String) -> APIError {
+        var headers = HTTPFields()
+        headers[.retryAfter] = "1"
+        return APIError(
+            .serviceUnavailable, "session_owned_elsewhere",
+            "another server holds session '\(id)'; the request was not carried out; retry once its lease has expired",
+            headers: headers)
+    }
+    static func journalUnavailable(_ detail: String) -> APIError {
+        APIError(.serviceUnavailable, "journal_unavailable", "the session journal failed; the request was not carried out: \(detail)")
+    }
     static let internalError = APIError(.internalServerError, "internal_error", "the server failed to answer")
     static let requestTimeout = APIError(
         .requestTimeout, "request_timeout", "the request did not arrive within the read timeout")

@@ -116,6 +116,19 @@ extension ClientEvent {
     /// The event in a request's body, or the ``APIError`` that says what is wrong with it:
     /// `unsupported_media_type`, `body_too_large`, `invalid_json` or `invalid_event`.
     static func decode(_ request: Request, maximumBodySize: Int) async throws -> ClientEvent {
+        try await decodeNumbered(request, maximumBodySize: maximumBodySize).event
+    }
+
+    /// The client's own number for a request: the optional `request` field of an event's body,
+    /// an integer from 0 to 2^53. A journaled session counts the requests it applied and keeps
+    /// the latest number (see ``SessionState``).
+    private struct Number: Decodable {
+        var request: Double?
+    }
+
+    /// The event in a request's body and its `request` number, if any; see
+    /// ``decode(_:maximumBodySize:)``.
+    static func decodeNumbered(_ request: Request, maximumBodySize: Int) async throws -> (event: ClientEvent, number: Int?) {
         let mediaType = request.headers[.contentType]?.split(separator: ";").first?
             .trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/json" else { throw APIError.unsupportedMediaType }
@@ -136,11 +149,19 @@ extension ClientEvent {
         } catch {
             throw APIError.invalidJSON(Self.detail(of: error))
         }
+        let event: ClientEvent
+        let number: Double?
         do {
-            return try JSONDecoder().decode(ClientEvent.self, from: data)
+            event = try JSONDecoder().decode(ClientEvent.self, from: data)
+            number = try JSONDecoder().decode(Number.self, from: data).request
         } catch let error as DecodingError {
             throw Self.apiError(for: error)
         }
+        guard let number else { return (event, nil) }
+        guard number.rounded() == number, (0...9_007_199_254_740_992).contains(number) else {
+            throw APIError.invalidEvent("'request' must be an integer from 0 to 9007199254740992")
+        }
+        return (event, Int(number))
     }
 
     /// What is wrong with a well-formed document that is not an event, naming the field.

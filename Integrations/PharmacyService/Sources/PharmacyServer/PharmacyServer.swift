@@ -144,6 +144,14 @@ public struct PharmacyServer: Service {
     /// Runs the HTTP server and the sessions until graceful shutdown (see ``PharmacyServer``)
     /// or cancellation. Both learn of the shutdown at once; this returns when both have ended.
     public func run() async throws {
+        // A PostgreSQL journal's client runs until the sessions have stopped, since stopping one
+        // gives its lease back. Detached, so that it does not see the graceful shutdown (which
+        // would end it at once) — it is cancelled below instead.
+        var client: Task<Void, Never>?
+        if case .postgres(let journal) = sessions.configuration.journal {
+            client = Task.detached { await journal.client.run() }
+        }
+        defer { client?.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sessions.run() }
             group.addTask { try await application.run() }
@@ -155,8 +163,12 @@ public struct PharmacyServer: Service {
     static func router(sessions: PharmacySessions, mapPlaces: [Place], limits: Limits) -> Router<BasicRequestContext> {
         let router = Router()
         router.middlewares.add(APIErrorMiddleware())
-        let registry = sessions.registry
         router.get("health") { _, _ in "ok" }
+        if let durable = sessions.durable {
+            durableRoutes(router, sessions: durable, mapPlaces: mapPlaces, limits: limits)
+            return router
+        }
+        let registry = sessions.registry
 
         router.put("sessions/:id") { _, context -> EditedResponse<SessionResponse> in
             let id = try sessionID(context)
@@ -209,7 +221,7 @@ public struct PharmacyServer: Service {
         return router
     }
 
-    private static func sessionID(_ context: BasicRequestContext) throws -> String {
+    static func sessionID(_ context: BasicRequestContext) throws -> String {
         guard let id = context.parameters.get("id"), PharmacySessions.isValid(id) else {
             throw APIError.invalidSessionID
         }
@@ -217,7 +229,7 @@ public struct PharmacyServer: Service {
     }
 
     /// Runs `body`, answering the registry's refusals with their API errors.
-    private static func using<Result>(_ id: String, _ body: () async throws -> sending Result) async throws
+    static func using<Result>(_ id: String, _ body: () async throws -> sending Result) async throws
         -> sending Result
     {
         do {

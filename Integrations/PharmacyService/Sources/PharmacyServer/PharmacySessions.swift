@@ -45,6 +45,11 @@ public final class PharmacySessions: Service, Sendable {
         public var registryMetrics: LoopRegistryMetrics?
         /// Where sessions log; each session adds its id as `loop` metadata.
         public var logger: Logger
+        /// Where sessions are journaled, if anywhere. With a journal every event of a session is
+        /// committed before it acts and before its request is answered, and a session survives
+        /// the process: the first request for it in a new process recovers it from the journal.
+        /// `nil`, the default, keeps sessions in memory only.
+        public var journal: SessionJournal?
 
         /// A configuration with these values; only `makeService` has no default.
         public init(
@@ -57,7 +62,8 @@ public final class PharmacySessions: Service, Sendable {
             onSessionEnded: @escaping @Sendable (_ session: String, _ report: Report) async -> Void = { _, _ in },
             metrics: LoopMetrics? = nil,
             registryMetrics: LoopRegistryMetrics? = nil,
-            logger: Logger = Logger(label: "PharmacySessions")
+            logger: Logger = Logger(label: "PharmacySessions"),
+            journal: SessionJournal? = nil
         ) {
             self.backend = backend
             self.eventLoops = eventLoops
@@ -69,17 +75,21 @@ public final class PharmacySessions: Service, Sendable {
             self.metrics = metrics
             self.registryMetrics = registryMetrics
             self.logger = logger
+            self.journal = journal
         }
     }
 
     /// How sessions are made and end.
     public let configuration: Configuration
-    /// The sessions' loops, by id.
+    /// The sessions' loops, by id (without a journal).
     public let registry: Registry
+    /// The journaled sessions, when ``Configuration/journal`` is set.
+    let durable: DurableSessions?
 
     /// No sessions yet; they run once ``run()`` runs.
     public init(configuration: Configuration) {
         self.configuration = configuration
+        self.durable = configuration.journal.map { DurableSessions(journal: $0, configuration: configuration) }
         // Listed once: `EventLoopGroup.next()` round-robins, and a session must land on the same
         // event loop whichever request creates its loop.
         let eventLoops = configuration.eventLoops.map { Array($0.makeIterator()) } ?? []
@@ -108,18 +118,24 @@ public final class PharmacySessions: Service, Sendable {
     }
 
     /// The number of open sessions (ending ones included).
-    public var count: Int { registry.count }
+    public var count: Int { registry.count + (durable?.registry.count ?? 0) }
 
     /// Returns once shutdown has begun for the sessions: no session opens any more and each is
     /// draining. For readiness checks and tests.
     public func waitUntilDraining() async {
         await registry.waitUntilShuttingDown()
+        await durable?.registry.waitUntilShuttingDown()
     }
 
     /// Runs every session until graceful shutdown or cancellation, then drains them (see
     /// ``LoopRegistry``).
     public func run() async throws {
-        try await registry.run()
+        guard let durable else { return try await registry.run() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.registry.run() }
+            group.addTask { try await durable.registry.run() }
+            try await group.waitForAll()
+        }
     }
 
     /// The event loop of session `id`: a stable hash (FNV-1a, not `hashValue`, which is seeded

@@ -63,6 +63,32 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
     @Option(help: "Seconds a request's body may take to arrive after its head, 0.1 to 3600.")
     var readTimeout: Double = 10
 
+    @Option(
+        help: """
+            Journal every session in this SQLite file (created if missing): each event is committed \
+            before it acts and before its request is answered, and sessions survive a restart or a \
+            crash of the process. Without --journal or --journal-postgres sessions live in memory only.
+            """)
+    var journal: String?
+
+    @Option(
+        help: """
+            Journal every session in this PostgreSQL database (postgres://user[:password]@host[:port]/database, \
+            no TLS), which other servers may share: each session is owned by one server at a time, \
+            through a lease.
+            """)
+    var journalPostgres: String?
+
+    @Option(help: "With --journal-postgres: this server's name in session leases, unique among the servers sharing the database. Default: pharmacy-service-<pid>.")
+    var node: String?
+
+    @Option(
+        help: """
+            With --journal-postgres: seconds a session's lease lasts unless renewed (every third of it), 0.1 to 3600; \
+            another server can take a session over this long after its owner stopped renewing. Default: 10.
+            """)
+    var leaseDuration: Double?
+
     static let portVariable = "PHARMACY_SERVICE_PORT"
     /// Files kept for everything but client connections (listener, logs, the event loops).
     static let reservedFiles = 64
@@ -80,6 +106,15 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
         if sessionIdleTimeout != 0 { try Self.check(sessionIdleTimeout, in: 1...604_800, "--session-idle-timeout") }
         try Self.check(idleTimeout, in: 0.1...3600, "--idle-timeout")
         try Self.check(readTimeout, in: 0.1...3600, "--read-timeout")
+        if journal != nil && journalPostgres != nil {
+            throw ValidationError("--journal and --journal-postgres exclude each other: a session has one journal")
+        }
+        if journal?.isEmpty == true { throw ValidationError("--journal needs a file path") }
+        if journalPostgres == nil && (node != nil || leaseDuration != nil) {
+            throw ValidationError("--node and --lease-duration need --journal-postgres")
+        }
+        if let node, node.isEmpty || node.utf8.count > 200 { throw ValidationError("--node must be 1 to 200 bytes") }
+        if let leaseDuration { try Self.check(leaseDuration, in: 0.1...3600, "--lease-duration") }
         if let maximumConnections {
             let files = Self.raiseOpenFileLimit()
             let limit = files - Self.reservedFiles
@@ -122,6 +157,20 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
         let fileLimit = Self.raiseOpenFileLimit()
         let connections = maximumConnections ?? min(4096, max(1, fileLimit - Self.reservedFiles))
         let grace = Self.duration(seconds: gracePeriod)
+        let sessionJournal: SessionJournal?
+        do {
+            if let journal {
+                sessionJournal = try .sqlite(path: journal)
+            } else if let journalPostgres {
+                sessionJournal = try .postgres(
+                    url: journalPostgres, node: node ?? "pharmacy-service-\(getpid())",
+                    leaseDuration: Self.duration(seconds: leaseDuration ?? 10), logger: logger)
+            } else {
+                sessionJournal = nil
+            }
+        } catch {
+            throw ValidationError("the journal cannot be opened: \(error)")
+        }
         let server = PharmacyServer(
             configuration: .init(
                 port: try resolvedPort(),
@@ -141,7 +190,8 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
                     },
                     metrics: LoopMetrics(label: "pharmacies"),
                     registryMetrics: LoopRegistryMetrics(label: "pharmacy_sessions"),
-                    logger: logger),
+                    logger: logger,
+                    journal: sessionJournal),
                 limits: .init(
                     maximumConnections: connections,
                     idleTimeout: Self.duration(seconds: idleTimeout),
