@@ -113,7 +113,8 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// The task group exists only while effects run: a parked task costs ~1.8 KiB and a
     /// discarding task group in it another ~1.6 KiB (measured), so an idle host waits for its next
     /// signal outside any group, and enters one when a drain starts effects, for as long as any of
-    /// them runs (the last to end wakes the host with ``Signal/childrenEnded``).
+    /// them runs (the last to end wakes the host with ``Signal/childrenEnded``). An idle `stream`
+    /// loop measured 4,286 bytes with the group always open, 3,850 without.
     @inlinable
     func host(_ core: LoopCore<State, Event>) async {
         var signals = self.signals.makeAsyncIterator()
@@ -137,28 +138,40 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             case .resume:
                 break
             }
-            await withDiscardingTaskGroup { group in
-                addChildren(to: &group, core)
-                if case .resume(let releaseWhenEmpty) = state {
-                    await Task.yield()
-                    state = await HostState(drainTurns(core, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
-                        addChildren(to: &group, core)
-                        return true
-                    })
+            state = await hostWithChildren(core, from: state, signals: &signals)
+        }
+    }
+
+    /// The host while effects run: in a task group, until the last has ended. A function of its
+    /// own, so that an idle host's frame does not hold what only this part needs.
+    @inlinable
+    @inline(never)
+    func hostWithChildren(
+        _ core: LoopCore<State, Event>, from state: HostState, signals: inout AsyncStream<Signal>.Iterator
+    ) async -> HostState {
+        var state = state
+        await withDiscardingTaskGroup { group in
+            addChildren(to: &group, core)
+            if case .resume(let releaseWhenEmpty) = state {
+                await Task.yield()
+                state = await HostState(drainTurns(core, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
+                    addChildren(to: &group, core)
+                    return true
+                })
+            }
+            while case .idle = state, running.load(ordering: .acquiring) > 0 {
+                guard let signal = await signals.next() else {
+                    // Before the group ends the effects by cancelling the tree.
+                    state = leaveCancelled(core)
+                    break
                 }
-                while case .idle = state, running.load(ordering: .acquiring) > 0 {
-                    guard let signal = await signals.next() else {
-                        // Before the group ends the effects by cancelling the tree.
-                        state = leaveCancelled(core)
-                        break
-                    }
-                    state = await handle(signal, core) {
-                        addChildren(to: &group, core)
-                        return true
-                    }
+                state = await handle(signal, core) {
+                    addChildren(to: &group, core)
+                    return true
                 }
             }
         }
+        return state
     }
 
     /// Where the host is, between signals.
@@ -195,7 +208,9 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         case needsGroup(releaseWhenEmpty: Bool)
     }
 
+    // Not inlined into `host`, whose frame an idle loop keeps for its whole life.
     @inlinable
+    @inline(never)
     func handle(_ signal: Signal, _ core: LoopCore<State, Event>, startChildren: () -> Bool) async -> HostState {
         switch signal {
         case .drain(let first):
