@@ -137,7 +137,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     ) -> DrainEnd {
         var handled = 0
         if let first {
-            if stopRequested.load(ordering: .relaxed) {
+            // The initial state reaches every feedback even when the loop is stopped before its
+            // first drain (a backend whose drain runs later than `Loop.init`: a stop that comes
+            // first would otherwise leave the feedbacks without it); teardown then cancels what
+            // they started.
+            if case .start = first {
+                machine.handle(first, core: self)
+            } else if stopRequested.load(ordering: .relaxed) {
                 discard(CollectionOfOne(first))
             } else {
                 machine.handle(first, core: self)

@@ -139,6 +139,10 @@ struct TaskTreeTests {
             configuration: LoopConfiguration(hosting: .run))
         loop.send(.increment)
         try await withDeadline("stop()") { await loop.stop() }
+        // The initial state reached the feedback (rule 1) even though, on `stream`, no host ran
+        // the loop before the stop: its effect started, and the stop cancelled it.
+        #expect(loop.statistics.effectsStarted == 1)
+        #expect(loop.statistics.effectsCancelled == 1)
         #expect(loop.statistics.effectsRunning == 0)
         try await withDeadline("a second stop()") { await loop.stop() }
         try await withDeadline("run() after the stop") { await loop.run() }
