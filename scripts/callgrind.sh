@@ -58,7 +58,7 @@ let package = Package(
             name: "CallgrindScenarios",
             dependencies: [
                 .product(name: "FeedbackLoop", package: "FeedbackLoop"),
-                // The `durable` scenario's; no workload counted here uses it.
+                // The durable scenario's; no workload counted here uses it.
                 .product(name: "FeedbackLoopDurable", package: "FeedbackLoop"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "OpenCombine", package: "OpenCombine"),

@@ -54,6 +54,17 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
+    /// The caller has just won the drain role with an event in hand (``CoreState/send(_:from:)``):
+    /// `callback` reduces it in place; the others wake their drain with it as the first item.
+    @inlinable
+    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?) {
+        switch self {
+        case .callback(let driver): core.drainInPlace(driver.machine, event: event, from: handle)
+        case .actor(let driver): driver.drain(core, startingWith: .event(event, handle))
+        case .stream(let driver): driver.drain(core, startingWith: .event(event, handle))
+        }
+    }
+
     @inlinable
     func tearDown(_ core: LoopCore<State, Event>) {
         switch self {
@@ -69,6 +80,18 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         case .callback(let driver): await driver.tearDownInCaller(core)
         case .actor(let driver): await driver.tearDownInCaller(core)
         case .stream(let driver): await driver.tearDownInCaller(core)
+        }
+    }
+
+    /// The capacity of the machine's spare queue buffer, for tests that check a burst's peak is
+    /// given back. Read where the machine lives: on the actor, or under the lock while no one
+    /// holds the drain role.
+    func spareCapacity(_ core: LoopCore<State, Event>) async -> Int {
+        switch self {
+        case .callback(let driver): core.lock.withLock { _ in driver.machine.spare.capacity }
+        case .actor(.own(let actor)): await actor.spareCapacity()
+        case .actor(.executor(let actor)): await actor.spareCapacity()
+        case .stream(let driver): core.lock.withLock { _ in driver.machine.spare.capacity }
         }
     }
 

@@ -71,8 +71,21 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         case dropped(DropReason, firstWarning: Bool)
     }
 
+    /// Whether a new queue item may go in, and how.
+    @usableFromInline
+    enum Admission {
+        /// The loop was idle: the caller now holds the drain role.
+        case takeRole
+        /// Queue it behind the current drain.
+        case append
+        case dropped(DropReason, firstWarning: Bool)
+    }
+
+    /// Admits one item: refused after stop, or from outside (`external`) past the capacity; taken
+    /// by the caller when the loop is idle; queued otherwise (counted against the capacity if
+    /// external). The caller appends it on `.append`.
     @inlinable
-    mutating func enqueue(_ item: QueueItem<State, Event>, external: Bool) -> EnqueueAction {
+    mutating func admit(external: Bool) -> Admission {
         guard phase == .running else {
             statistics.eventsDroppedAfterStop += 1
             defer { warnedAfterStop = true }
@@ -80,7 +93,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         }
         guard draining else {
             draining = true
-            return .drain(item)
+            return .takeRole
         }
         if external {
             if externalQueued >= capacity {
@@ -90,20 +103,53 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
             }
             externalQueued += 1
         }
-        items.append(item)
-        return .queued
+        return .append
     }
 
-    /// An event from an effect: dropped if its effect was cancelled or has already ended (a sink
-    /// used after ``Sink/finish()``, or kept after its `.run` body returned), never refused for
-    /// capacity.
     @inlinable
-    mutating func enqueue(event: Event, from handle: EffectHandle) -> EnqueueAction {
-        if !handle.isRunning {
+    mutating func enqueue(_ item: QueueItem<State, Event>, external: Bool) -> EnqueueAction {
+        switch admit(external: external) {
+        case .takeRole:
+            return .drain(item)
+        case .append:
+            items.append(item)
+            return .queued
+        case .dropped(let reason, let firstWarning):
+            return .dropped(reason, firstWarning: firstWarning)
+        }
+    }
+
+    @usableFromInline
+    enum SendAction {
+        /// The loop was idle: the caller now holds the drain role with the event in hand, not
+        /// queued, and reduces it first.
+        case reduce
+        /// Queued behind the current drain.
+        case queued
+        /// Not queued; counted. `firstWarning` is true the first time for this reason.
+        case dropped(DropReason, firstWarning: Bool)
+    }
+
+    /// An event from ``Loop/send(_:)`` (no handle, counted against the capacity) or from an
+    /// effect (never refused for capacity, but dropped if its effect was cancelled or has already
+    /// ended: a sink used after ``Sink/finish()``, or kept after its `.run` body returned). A
+    /// sender that finds the loop idle keeps its event rather than wrapping it in a queue item
+    /// only to take it out again.
+    @inlinable
+    mutating func send(_ event: Event, from handle: EffectHandle?) -> SendAction {
+        if let handle, !handle.isRunning {
             statistics.eventsDroppedFromCancelledEffects += 1
             return .dropped(.fromCancelledEffect, firstWarning: false)
         }
-        return enqueue(.event(event, handle), external: false)
+        switch admit(external: handle == nil) {
+        case .takeRole:
+            return .reduce
+        case .append:
+            items.append(.event(event, handle))
+            return .queued
+        case .dropped(let reason, let firstWarning):
+            return .dropped(reason, firstWarning: firstWarning)
+        }
     }
 
     @usableFromInline
@@ -174,6 +220,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         retired = publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
         guard phase == .running else { return .tearDown }
         if items.isEmpty && parked.isEmpty {
+            shrinkQueue()
             guard releaseWhenEmpty else { return .emptyHeld }
             draining = false
             return .done(takeIdleWaitersIfIdle())
@@ -190,6 +237,51 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
             moved += 1
         }
         return .next
+    }
+
+    @usableFromInline
+    enum InPlaceEnd {
+        /// The queue was empty: the drain role is released.
+        case released
+        /// Released, and these waiters may go: the loop became idle, or tests wait for progress.
+        case releasedWaking([CheckedContinuation<Void, Never>])
+        /// Items arrived meanwhile: the role is still held, to drain them.
+        case more
+        /// `stop()` began: the holder must tear the loop down.
+        case tearDown
+    }
+
+    /// The holder reduced the one event it took the role with (``send(_:from:)``): publishes the
+    /// state and, when nothing arrived meanwhile, releases the role — one lock for the whole
+    /// send. `retired` receives the state published before, to be released after the lock.
+    @inlinable
+    mutating func finishInPlace(
+        state: State,
+        reduced: Int,
+        droppedFromCancelledEffects: Int,
+        retired: inout State?
+    ) -> InPlaceEnd {
+        precondition(draining, "CoreState.finishInPlace: the drain role is not held (phase \(phase))")
+        retired = publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
+        guard phase == .running else { return .tearDown }
+        guard items.isEmpty && parked.isEmpty else { return .more }
+        draining = false
+        if progressWaiters.isEmpty && idleWaiters.isEmpty { return .released }
+        return .releasedWaking(takeIdleWaitersIfIdle())
+    }
+
+    /// Queue buffers keep their capacity from batch to batch, so that a steady flow allocates
+    /// nothing; but not the peak of a burst: an empty buffer above this many items is given back
+    /// (2,000,000 back-to-back sends otherwise left an idle loop holding ~144 MiB for life).
+    @inlinable
+    static var keptQueueCapacity: Int { 1_024 }
+
+    /// The queue is empty: buffers a burst grew far past what the loop needs go. They are empty,
+    /// so freeing them under the lock runs no user code.
+    @inlinable
+    mutating func shrinkQueue() {
+        if items.capacity > Self.keptQueueCapacity { items = [] }
+        if parked.capacity > Self.keptQueueCapacity { parked = [] }
     }
 
     /// Makes `state` and the drain's counts visible to `Loop.state` and `Loop.statistics`.
@@ -284,6 +376,8 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         var followup = Followup()
         if let entry = effects.removeValue(forKey: id) {
             followup.released.append(entry)
+            // A registry does not shrink by itself: after a burst of effects, give its table back.
+            if effects.isEmpty && effects.capacity > Self.keptQueueCapacity { effects = [:] }
         } else {
             endedBeforeRegistration.insert(id)
         }

@@ -54,14 +54,15 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     @inlinable
     func receive(_ event: Event, from handle: EffectHandle?) {
-        let action = lock.withLock { state in
-            if let handle {
-                state.enqueue(event: event, from: handle)
-            } else {
-                state.enqueue(.event(event, nil), external: true)
-            }
+        let action = lock.withLock { $0.send(event, from: handle) }
+        switch action {
+        case .reduce:
+            driver.drain(self, event: event, from: handle)
+        case .queued:
+            return
+        case .dropped(let reason, let firstWarning):
+            reportDrop(event, reason: reason, firstWarning: firstWarning)
         }
-        perform(action, event: event)
     }
 
     @inlinable
@@ -122,6 +123,43 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         case tornDown
     }
 
+    /// Whether an empty batch buffer is worth keeping for the next drain (see
+    /// ``CoreState/keptQueueCapacity``).
+    @inlinable
+    static func keeps(_ buffer: [QueueItem<State, Event>]) -> Bool {
+        buffer.capacity <= CoreState<State, Event>.keptQueueCapacity
+    }
+
+    /// The sender found the loop idle and holds the drain role with `event` in hand (the
+    /// `callback` backend): reduces it here, with no queue item, then publishes the state and
+    /// releases the role in one lock — or, if events arrived meanwhile, drains them too.
+    @inlinable
+    func drainInPlace(_ machine: Machine<State, Event>, event: Event, from handle: EffectHandle?) {
+        if stopRequested.load(ordering: .relaxed) {
+            discard(CollectionOfOne(.event(event, handle)))
+        } else {
+            machine.receive(event, from: handle, core: self)
+        }
+        let counts = machine.takeCounts()
+        var retired: State?
+        let end = lock.withLock {
+            $0.finishInPlace(
+                state: machine.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped,
+                retired: &retired)
+        }
+        retired = nil  // after the lock: see `drainLoop`
+        switch end {
+        case .released:
+            return
+        case .releasedWaking(let waiters):
+            for waiter in waiters { waiter.resume() }
+        case .more:
+            drainLoop(machine, first: nil)
+        case .tearDown:
+            tearDown(machine)
+        }
+    }
+
     /// Handles `first`, then batch after batch until the queue is empty or stop begins. Runs in
     /// the drain role only, so it may touch `machine`. With `releaseWhenEmpty: false` the holder
     /// keeps the role when it finds the queue empty, to look again shortly. Once it has handled
@@ -154,23 +192,21 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         while true {
             // Everything this pass does to `machine` happens before the lock below: once
             // `finishBatch` releases the drain role, another thread may own the machine.
-            let reduced = machine.reduced
-            let dropped = machine.droppedFromCancelledEffects
-            machine.reduced = 0
-            machine.droppedFromCancelledEffects = 0
+            let counts = machine.takeCounts()
             var retired: State?
             let action = lock.withLock { state in
                 let action = state.finishBatch(
                     &batch,
                     state: machine.state,
-                    reduced: reduced,
-                    droppedFromCancelledEffects: dropped,
+                    reduced: counts.reduced,
+                    droppedFromCancelledEffects: counts.dropped,
                     releaseWhenEmpty: releaseWhenEmpty,
                     pause: handled >= budget,
                     retired: &retired)
                 if case .done = action {
-                    // Still inside the lock, so still ours: hand the buffer back for the next drain.
-                    machine.spare = batch
+                    // Still inside the lock, so still ours: hand the buffer back for the next drain
+                    // (unless a burst grew it: it is freed with `batch`, after the lock).
+                    machine.spare = Self.keeps(batch) ? batch : []
                 }
                 return action
             }
@@ -194,7 +230,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                 for waiter in idleWaiters { waiter.resume() }
                 return .released
             case .emptyHeld:
-                machine.spare = batch
+                machine.spare = Self.keeps(batch) ? batch : []
                 return .emptyHeld
             case .paused:
                 machine.spare = batch
@@ -209,14 +245,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// Publishes the machine's state and counts now rather than at the end of the batch.
     @inlinable
     func publish(_ machine: Machine<State, Event>) {
-        let reduced = machine.reduced
-        let dropped = machine.droppedFromCancelledEffects
-        machine.reduced = 0
-        machine.droppedFromCancelledEffects = 0
+        let counts = machine.takeCounts()
         // The state published before comes back out of the lock and is released here, after it
         // (see `drainLoop`).
         _ = lock.withLock {
-            $0.publish(machine.state, reduced: reduced, droppedFromCancelledEffects: dropped)
+            $0.publish(machine.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped)
         }
     }
 

@@ -36,12 +36,7 @@ final class Machine<State: Sendable, Event: Sendable> {
     func handle(_ item: QueueItem<State, Event>, core: LoopCore<State, Event>) {
         switch item {
         case .event(let event, let handle):
-            if let handle, handle.isCancelled {
-                droppedFromCancelledEffects &+= 1
-                core.instrumentation?.onDrop?(event, .fromCancelledEffect)
-                return
-            }
-            step(event, core: core)
+            receive(event, from: handle, core: core)
         case .submit(let event, let reply):
             step(event, core: core)
             // Publish before replying, so that a caller who got this state back never reads an
@@ -61,6 +56,28 @@ final class Machine<State: Sendable, Event: Sendable> {
             observers.removeAll { $0.id == id }
             core.observerCount.subtract(before - observers.count, ordering: .relaxed)
         }
+    }
+
+    /// An event from ``Loop/send(_:)`` (no handle) or from an effect, which may have been
+    /// cancelled since it was sent. Runs only in the drain role.
+    @inlinable
+    func receive(_ event: Event, from handle: EffectHandle?, core: LoopCore<State, Event>) {
+        if let handle, handle.isCancelled {
+            droppedFromCancelledEffects &+= 1
+            core.instrumentation?.onDrop?(event, .fromCancelledEffect)
+            return
+        }
+        step(event, core: core)
+    }
+
+    /// The counts since the last publish, which start again from zero.
+    @inlinable
+    func takeCounts() -> (reduced: Int, dropped: Int) {
+        defer {
+            reduced = 0
+            droppedFromCancelledEffects = 0
+        }
+        return (reduced, droppedFromCancelledEffects)
     }
 
     @inlinable

@@ -42,6 +42,11 @@ extension MachineActor {
     func tearDown(_ core: LoopCore<State, Event>) {
         core.tearDown(machine)
     }
+
+    /// See ``Driver/spareCapacity()``.
+    func spareCapacity() -> Int {
+        machine.spare.capacity
+    }
 }
 
 /// The `actor` backend's actor on its own default executor.
