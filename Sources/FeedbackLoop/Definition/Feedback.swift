@@ -192,14 +192,17 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         let memory = ReactorMemory<(last: Set<Request>, running: [Request: EffectHandle])>(([], [:]))
         return { state, _, door in
             let next = query(state)
+            // O(1) when the state hands back the same set; otherwise two passes of lookups, which
+            // build no intermediate sets (`subtracting` twice allocated two per changed state).
             guard next != memory.value.last else { return }
-            for request in memory.value.last.subtracting(next) {
+            let last = memory.value.last
+            memory.value.last = next
+            for request in last where !next.contains(request) {
                 if let handle = memory.value.running.removeValue(forKey: request) { door.cancel(handle) }
             }
-            for request in next.subtracting(memory.value.last) {
+            for request in next where !last.contains(request) {
                 if let handle = door.start(effects(request)) { memory.value.running[request] = handle }
             }
-            memory.value.last = next
         }
     }
 
