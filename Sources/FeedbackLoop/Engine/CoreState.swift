@@ -324,7 +324,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     @inlinable
     mutating func register(_ effect: RunningEffect) -> RunningEffect? {
         statistics.effectsStarted += 1
-        if endedBeforeRegistration.remove(effect.handle.id) != nil { return effect }
+        if !endedBeforeRegistration.isEmpty && endedBeforeRegistration.remove(effect.handle.id) != nil { return effect }
         effects[effect.handle.id] = effect
         return nil
     }
@@ -333,7 +333,11 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     /// `deinit`s may run user code), then resume whoever waited for idle or for stop.
     @usableFromInline
     struct Followup {
-        @usableFromInline var released: [RunningEffect] = []
+        /// The entry of the effect whose work ended; the effects teardown ended, in
+        /// `releasedAtTeardown`. Apart, so that an effect's end (once per effect) fills no array,
+        /// which cost an allocation per effect.
+        @usableFromInline var released: RunningEffect?
+        @usableFromInline var releasedAtTeardown: [RunningEffect] = []
         @usableFromInline var idle: [CheckedContinuation<Void, Never>] = []
         @usableFromInline var stopped: [StopWaiter] = []
         /// Observers that joined during the stop, and the final state they get.
@@ -343,7 +347,8 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
 
         @inlinable
         mutating func perform() {
-            released = []
+            released = nil
+            releasedAtTeardown = []
             if let finalState {
                 for observer in lateObservers {
                     observer.onState(finalState)
@@ -374,15 +379,22 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     @inlinable
     mutating func workEnded(id: UInt64) -> Followup {
         var followup = Followup()
-        if let entry = effects.removeValue(forKey: id) {
-            followup.released.append(entry)
-            // A registry does not shrink by itself: after a burst of effects, give its table back.
-            if effects.isEmpty && effects.capacity > Self.keptQueueCapacity { effects = [:] }
+        if let entry = removeEffect(id) {
+            followup.released = entry
         } else {
             endedBeforeRegistration.insert(id)
         }
         wakeWaiters(&followup)
         return followup
+    }
+
+    /// Takes an effect out of the registry. A dictionary does not shrink by itself: after a burst
+    /// of effects, the table goes too.
+    @inlinable
+    mutating func removeEffect(_ id: UInt64) -> RunningEffect? {
+        let entry = effects.removeValue(forKey: id)
+        if effects.isEmpty && effects.capacity > Self.keptQueueCapacity { effects = [:] }
+        return entry
     }
 
     @inlinable
@@ -421,8 +433,13 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     @inlinable
     mutating func cancelled(_ handle: EffectHandle) -> (RunningEffect?, Followup) {
         count(.cancelled)
-        guard let entry = effects[handle.id] else { return (nil, Followup()) }
-        return (entry, handle.isTask ? Followup() : workEnded(id: handle.id))
+        if handle.isTask { return (effects[handle.id], Followup()) }
+        // A callback effect's work ends with its cancellation: its entry leaves the registry now,
+        // in one lookup, and goes back to the caller, who stops it and releases it after the lock.
+        guard let entry = removeEffect(handle.id) else { return (nil, Followup()) }
+        var followup = Followup()
+        wakeWaiters(&followup)
+        return (entry, followup)
     }
 
     /// A `.run` effect's task returned; `outcome` is how it ended, if it ran to its end (a
@@ -567,7 +584,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         statistics.effectsCancelled += cancelled
         var followup = Followup()
         for id in endedNow {
-            if let entry = effects.removeValue(forKey: id) { followup.released.append(entry) }
+            if let entry = removeEffect(id) { followup.releasedAtTeardown.append(entry) }
         }
         phase = .stopping(tornDown: true)
         if !observersAwaitingTeardown.isEmpty {
