@@ -37,7 +37,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     /// Every effect whose work may still be under way: a `.run` effect until its task returns
     /// (even after it was cancelled or finished with ``Sink/finish(sending:)``), a `.callback`
     /// effect until it finishes or its cancellation has run.
-    @usableFromInline var effects: [UInt64: RunningEffect] = [:]
+    @usableFromInline var effects = EffectRegistry()
     /// Effects whose work ended before the drain role got to register them (a `.run` body that
     /// returned at once, a callback effect that finished inside its `body`). Almost always empty.
     @usableFromInline var endedBeforeRegistration: Set<UInt64> = []
@@ -325,7 +325,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     mutating func register(_ effect: RunningEffect) -> RunningEffect? {
         statistics.effectsStarted += 1
         if !endedBeforeRegistration.isEmpty && endedBeforeRegistration.remove(effect.handle.id) != nil { return effect }
-        effects[effect.handle.id] = effect
+        effects.insert(effect)
         return nil
     }
 
@@ -388,12 +388,11 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         return followup
     }
 
-    /// Takes an effect out of the registry. A dictionary does not shrink by itself: after a burst
-    /// of effects, the table goes too.
+    /// Takes an effect out of the registry; after a burst of effects, the emptied table goes too.
     @inlinable
     mutating func removeEffect(_ id: UInt64) -> RunningEffect? {
-        let entry = effects.removeValue(forKey: id)
-        if effects.isEmpty && effects.capacity > Self.keptQueueCapacity { effects = [:] }
+        let entry = effects.remove(id)
+        effects.shrinkIfEmpty(keeping: Self.keptQueueCapacity)
         return entry
     }
 
@@ -404,7 +403,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
                 phase = .stopped
                 followup.stopped += stopWaiters
                 stopWaiters = []
-            } else if effects.count == 1, let last = effects.keys.first, stopWaiters.contains(where: { $0.except == last }) {
+            } else if effects.count == 1, let last = effects.values.first?.handle.id, stopWaiters.contains(where: { $0.except == last }) {
                 // Only the effect that called `stop()` is left: its own waiters may go.
                 followup.stopped += stopWaiters.filter { $0.except == last }
                 stopWaiters.removeAll { $0.except == last }
@@ -462,7 +461,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     /// Teardown is about to cancel these: every effect whose work may still be under way.
     @inlinable
     func effectsToCancel() -> [RunningEffect] {
-        Array(effects.values)
+        effects.values
     }
 
     /// The effects still running, in start order, but `except` (the caller's own effect).

@@ -623,7 +623,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     var statistics: LoopStatistics {
         lock.withLock { state in
             var statistics = state.statistics
-            statistics.effectsRunning = state.effects.values.count { $0.handle.isRunning }
+            statistics.effectsRunning = state.effects.count { $0.handle.isRunning }
             return statistics
         }
     }
