@@ -1,8 +1,9 @@
 /// A loop's observers in the order they joined, which is the order they are called in, with
 /// adding and removing one by id in O(1) amortised time.
 ///
-/// A plain array removed from with a scan made N observers joining and leaving cost O(N²):
-/// 6.2 s for 10,000, 55 s for 30,000. Here a leaving observer leaves a hole (`nil`) in `entries`,
+/// A plain array removed from with a scan made N observers joining and leaving cost O(N²)
+/// (`callback` here: 10,000 in 6.5–9.4 s, 30,000 in 93 s; now a million in about 5 s, see
+/// BENCHMARKS.md, "Observers joining and leaving"). Here a leaving observer leaves a hole (`nil`) in `entries`,
 /// so that nothing moves, and `positions` finds it by id. Holes are squeezed out once they are
 /// more than half of `entries`: that costs O(entries) after at least half as many removals, so
 /// O(1) per removal amortised, and `entries` never holds more than twice the live observers.
