@@ -74,9 +74,7 @@ final class Machine<State: Sendable, Event: Sendable> {
         for index in reactors.indices {
             reactors[index](state, event, Effects(core: core, feedback: index))
         }
-        for observer in observers {
-            observer.onState(state)
-        }
+        observers.forEachObserver { $0.onState(state) }
     }
 
     /// The loop stopped: observers hear it once, and feedbacks (with whatever they captured) go.

@@ -113,6 +113,13 @@ struct ObserverList<State: Sendable>: Sequence {
         self.positions = positions
     }
 
+    /// Calls `body` with each observer still there, in joining order: the machine's loop on
+    /// every state. A `for … in` over the list would first copy it, retaining its index as well.
+    @inlinable
+    func forEachObserver(_ body: (ObserverEntry<State>) -> Void) {
+        for case let entry? in entries { body(entry) }
+    }
+
     @inlinable
     func makeIterator() -> Iterator {
         Iterator(entries.makeIterator())
