@@ -2,16 +2,18 @@
 /// adding and removing one by id in O(1) amortised time.
 ///
 /// A plain array removed from with a scan made N observers joining and leaving cost O(N²)
-/// (`callback` here: 10,000 in 6.5–9.4 s, 30,000 in 93 s; now a million in about 5 s, see
-/// BENCHMARKS.md, "Observers joining and leaving"). Here a leaving observer leaves a hole (`nil`) in `entries`,
-/// so that nothing moves, and `positions` finds it by id. Holes are squeezed out once they are
-/// more than half of `entries`: that costs O(entries) after at least half as many removals, so
-/// O(1) per removal amortised, and `entries` never holds more than twice the live observers.
+/// (`callback` here: 10,000 in 6.5–9.4 s, 30,000 in 93 s; now a million in 3–10 s on every
+/// backend, see BENCHMARKS.md, "Observers joining and leaving"). Here a leaving observer leaves a
+/// hole (`nil`) in `entries`, so that nothing moves, and `positions` finds it by id. Holes are
+/// squeezed out once they are more than half of `entries`: that costs O(entries) after at least
+/// half as many removals, so O(1) per removal amortised, and `entries` never holds more than
+/// twice the live observers.
 ///
 /// A loop usually has 0–2 observers, and calling them is on the path of every state. Up to
 /// `linearLimit` entries the list is a plain array: no hash table to allocate on the first join,
 /// removal scans at most `linearLimit` entries and closes the gap at once, so a small list has no
-/// holes, and calling its observers costs what it cost before, plus one `nil` check each.
+/// holes, and calling its observers through `forEachObserver` costs what it cost before, plus one
+/// `nil` check each.
 ///
 /// Touched only by the machine's owner (see ``Machine``), like the rest of the machine.
 @usableFromInline
