@@ -16,7 +16,8 @@ import Synchronization
 ///
 /// N runs over the powers of ten up to `maxLoops` (`--loops`, default 100,000; 1,000,000 takes a
 /// few GB on `actor`); the observer points are a hundredth, a tenth and all of the run's
-/// `--events`, at most 1,000,000 (the default size's). No limit column: the curve's reference is its own first point.
+/// `--events`, at most 1,000,000 (the default size's). No limit column: the curve's reference is
+/// its own first point.
 public struct ScalingScenario: Sendable {
     public static let senderCounts = [1, 2, 4, 8]
     public static let defaultMaxLoops = 100_000
