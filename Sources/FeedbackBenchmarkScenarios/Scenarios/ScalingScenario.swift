@@ -1,4 +1,5 @@
 import FeedbackLoop
+import Synchronization
 
 /// `scaling` (not in the default run; `--scenario scaling`): how a backend's costs grow with the
 /// number of live loops and of sending threads, each point compared with the same backend at 1.
@@ -9,14 +10,21 @@ import FeedbackLoop
 ///   is taken from `sendAndWait` calls round robin, each after sends into the next 16 loops.
 /// - senders: 1 to 8 threads sending into one loop; throughput and the p99 of one `send` call
 ///   (sampled), which on `callback` includes reducing and on `actor` only enqueueing.
+/// - observers: N observers join one loop, then leave oldest first; ns per observer, joining and
+///   leaving together. Linear cost shows as a flat line; a linear scan per removal as a line that
+///   grows tenfold from point to point.
 ///
 /// N runs over the powers of ten up to `maxLoops` (`--loops`, default 100,000; 1,000,000 takes a
-/// few GB on `actor`). No limit column: the curve's reference is its own first point.
+/// few GB on `actor`); the observer points are a hundredth, a tenth and all of the run's
+/// `--events`, at most 1,000,000 (the default size's). No limit column: the curve's reference is
+/// its own first point.
 public struct ScalingScenario: Sendable {
     public static let senderCounts = [1, 2, 4, 8]
     public static let defaultMaxLoops = 100_000
     /// A million loops is the top point; above it the run is a memory test, not a curve.
     public static let maximumLoops = 1_000_000
+    /// The observer points' top: the million, reached at the default size.
+    public static let maximumObservers = 1_000_000
 
     public let size: BenchmarkSize
     public let maxLoops: Int
@@ -35,6 +43,17 @@ public struct ScalingScenario: Sendable {
             count *= 10
         }
         if counts.last != maxLoops { counts.append(maxLoops) }
+        return counts
+    }
+
+    /// A hundredth, a tenth and all of the run's events, at most ``maximumObservers``: 10,000,
+    /// 100,000 and 1,000,000 at the default size, and proportionally fewer in a small run.
+    public var observerCounts: [Int] {
+        let most = Swift.min(Self.maximumObservers, size.events)
+        var counts: [Int] = []
+        for count in [most / 100, most / 10, most] where count > 0 && counts.last != count {
+            counts.append(count)
+        }
         return counts
     }
 
@@ -61,6 +80,13 @@ public struct ScalingScenario: Sendable {
                     let label = senders == 1 ? "1 sender" : "\(senders) senders"
                     report.record(label, "ns/event", .lower, backend: name, value: point.nanosecondsPerEvent)
                     report.record(label, "p99 µs", .lower, backend: name, value: point.p99Microseconds)
+                }
+                for count in observerCounts {
+                    progress("scaling: \(count) observers, \(backend)")
+                    let nanoseconds = try await Self.observers(backend, count: count)
+                    report.record(
+                        "observers, \(count) added and removed", "ns/observer", .lower, backend: name,
+                        value: Double(nanoseconds) / Double(count))
                 }
             }
         }
@@ -155,5 +181,47 @@ public struct ScalingScenario: Sendable {
         try ThroughputScenario.check(backend, senders: senders, sent: events, loop: loop)
         await loop.stop()
         return Point(nanosecondsPerEvent: Double(elapsed) / Double(events), p99Microseconds: latency.microseconds(atPercentile: 99))
+    }
+
+    /// Nanoseconds for `count` observers to join one loop (each through `observe`, from one
+    /// thread, until the loop has handled every join) and then leave oldest first (each
+    /// `Observation` cancelled, until every leave is handled). Oldest first is the order a removal
+    /// that scans from either end pays most for. Checked: each observer got the state current
+    /// when it joined and one later state, and none got a state after it left.
+    static func observers(_ backend: Backend, count: Int) async throws -> UInt64 {
+        let loop = Systems.counter(backend)
+        let calls = ObserverCalls()
+        let observer: @Sendable (Int) -> Void = { _ in calls.count.add(1, ordering: .relaxed) }
+        let start = Nanoseconds.now()
+        let observations = await onDedicatedThread { (0..<count).map { _ in loop.observe(observer) } }
+        await loop.waitUntilIdle()
+        let joined = Nanoseconds.now() &- start
+        try calls.expect(count, "\(count) observers joining \(backend) got the current state")
+
+        loop.send(1)
+        await loop.waitUntilIdle()
+        try calls.expect(2 * count, "\(count) observers on \(backend) got the next state")
+
+        let left = await Nanoseconds.measure {
+            await onDedicatedThreads(1) { _ in
+                for observation in observations { observation.cancel() }
+            }
+            await loop.waitUntilIdle()
+        }
+        loop.send(1)
+        await loop.waitUntilIdle()
+        try calls.expect(2 * count, "\(count) observers that left \(backend) got no later state")
+        await loop.stop()
+        return joined &+ left
+    }
+}
+
+/// Calls of every observer of one observer point, counted where the loop runs them.
+private final class ObserverCalls: Sendable {
+    let count = Atomic<Int>(0)
+
+    func expect(_ expected: Int, _ what: String) throws(ScenarioFailure) {
+        let actual = count.load(ordering: .relaxed)
+        guard actual == expected else { throw ScenarioFailure("\(what): \(actual) calls, expected \(expected)") }
     }
 }

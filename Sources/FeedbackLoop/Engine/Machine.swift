@@ -17,7 +17,7 @@ final class Machine<State: Sendable, Event: Sendable> {
     @exclusivity(unchecked) @usableFromInline var state: State
     @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
     @exclusivity(unchecked) @usableFromInline var reactors: [Reactor<State, Event>]
-    @exclusivity(unchecked) @usableFromInline var observers: [ObserverEntry<State>] = []
+    @exclusivity(unchecked) @usableFromInline var observers = ObserverList<State>()
     /// The queue buffer the drain loop swaps with the shared queue, kept to reuse its capacity.
     @exclusivity(unchecked) @usableFromInline var spare: [QueueItem<State, Event>] = []
     /// Counts since the last batch was published.
@@ -52,9 +52,7 @@ final class Machine<State: Sendable, Event: Sendable> {
             observers.append(observer)
             core.observerCount.add(1, ordering: .relaxed)
         case .removeObserver(let id):
-            let before = observers.count
-            observers.removeAll { $0.id == id }
-            core.observerCount.subtract(before - observers.count, ordering: .relaxed)
+            if observers.remove(id: id) { core.observerCount.subtract(1, ordering: .relaxed) }
         }
     }
 
@@ -93,16 +91,14 @@ final class Machine<State: Sendable, Event: Sendable> {
         for index in reactors.indices {
             reactors[index](state, event, Effects(core: core, feedback: index))
         }
-        for observer in observers {
-            observer.onState(state)
-        }
+        observers.forEachObserver { $0.onState(state) }
     }
 
     /// The loop stopped: observers hear it once, and feedbacks (with whatever they captured) go.
     @inlinable
     func tearDown(core: LoopCore<State, Event>) {
         let observers = self.observers
-        self.observers = []
+        self.observers = ObserverList()
         core.observerCount.store(0, ordering: .relaxed)
         reactors = []
         for observer in observers { observer.onStop?() }
