@@ -29,6 +29,17 @@ public protocol DurableBenchmarkStore: Sendable {
     /// store with no loop, `perTransaction` events in each transaction, each transaction
     /// committed (durable) before the next begins.
     func bareAppends(events: Int, perTransaction: Int) async throws -> Double
+
+    /// Brings the journals the scenario has just filled for the recovery runs to the state of a
+    /// journal at rest, before any recovery is timed, so that the first backend timed pays no
+    /// one-off cost the others do not. PostgreSQL: `VACUUM ANALYZE`, as autovacuum would, or the
+    /// first reader of each freshly inserted row sets its hint bits (writing the page again).
+    /// Default: nothing.
+    func settle() async throws
+}
+
+extension DurableBenchmarkStore {
+    public func settle() async throws {}
 }
 
 /// The default store: a new SQLite file (WAL, `PRAGMA synchronous = FULL`) for every journal, in

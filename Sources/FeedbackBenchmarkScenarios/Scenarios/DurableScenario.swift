@@ -81,6 +81,7 @@ public struct DurableScenario: Sendable {
         let plain = try await store.journal(), plainID = nextID()
         try await Self.fill(snapshotted, id: snapshottedID, events: recoveryEvents, snapshotEvery: Self.snapshotEvery)
         try await Self.fill(plain, id: plainID, events: recoveryEvents, snapshotEvery: nil)
+        try await store.settle()
 
         for backend in backends {
             try await report.measure(backend) { report in
