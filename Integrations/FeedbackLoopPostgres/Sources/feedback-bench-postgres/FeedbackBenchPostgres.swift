@@ -68,19 +68,23 @@ struct FeedbackBenchPostgres: AsyncParsableCommand {
         _ = try options(environment: ProcessInfo.processInfo.environment)
     }
 
-    func options(environment: [String: String]) throws -> Options {
-        guard let url = postgresURL ?? environment[Self.environmentVariable] else {
+    /// The server's configuration, from `--postgres-url` or else the environment.
+    static func server(url flag: String?, environment: [String: String]) throws -> PostgresClient.Configuration {
+        guard let url = flag ?? environment[environmentVariable] else {
             throw ValidationError("""
-                no server: give --postgres-url postgres://USER@HOST:PORT/DATABASE or set \(Self.environmentVariable); \
+                no server: give --postgres-url postgres://USER@HOST:PORT/DATABASE or set \(environmentVariable); \
                 `scripts/postgres.sh COMMAND` runs COMMAND against a throwaway server with it set
                 """)
         }
-        let configuration: PostgresClient.Configuration
         do {
-            configuration = try PostgresJournal.configuration(url: url)
+            return try PostgresJournal.configuration(url: url)
         } catch {
             throw ValidationError("--postgres-url: \(error)")
         }
+    }
+
+    func options(environment: [String: String]) throws -> Options {
+        let configuration = try Self.server(url: postgresURL, environment: environment)
         let backends: [Backend]
         if backend == "all" {
             backends = Backend.allCases

@@ -39,18 +39,28 @@ import Testing
     }
 
     @Test func withoutAURLItSaysHowToGetAServer() throws {
-        let command = FeedbackBenchPostgres()
-        #expect(throws: ValidationError.self) { try command.options(environment: [:]) }
         do {
-            _ = try command.options(environment: [:])
+            _ = try FeedbackBenchPostgres.server(url: nil, environment: [:])
+            Issue.record("no URL was accepted")
         } catch {
+            #expect(FeedbackBenchPostgres.exitCode(for: error) == .validationFailure)
             #expect(FeedbackBenchPostgres.message(for: error).contains("give --postgres-url"))
             #expect(FeedbackBenchPostgres.message(for: error).contains("FEEDBACKLOOP_POSTGRES_URL"))
         }
-        let fromEnvironment = try command.options(environment: ["FEEDBACKLOOP_POSTGRES_URL": Self.url])
-        #expect(fromEnvironment.configuration.host == "127.0.0.1")
-        #expect(fromEnvironment.backends == Backend.allCases)
-        #expect(fromEnvironment.size.events == 1_000_000)
+        let fromEnvironment = try FeedbackBenchPostgres.server(url: nil, environment: ["FEEDBACKLOOP_POSTGRES_URL": Self.url])
+        #expect(fromEnvironment.host == "127.0.0.1")
+        let flagFirst = try FeedbackBenchPostgres.server(
+            url: "postgres://u@10.0.0.1/db", environment: ["FEEDBACKLOOP_POSTGRES_URL": Self.url])
+        #expect(flagFirst.host == "10.0.0.1")
+    }
+
+    @Test func defaultsRunEveryBackendAtMediumSize() throws {
+        let command = try #require(try FeedbackBenchPostgres.parseAsRoot(["--postgres-url", Self.url]) as? FeedbackBenchPostgres)
+        let options = try command.options(environment: [:])
+        #expect(options.backends == Backend.allCases)
+        #expect(options.size.events == 1_000_000)
+        #expect(options.recoveryEvents == nil)
+        #expect(options.format == .table)
     }
 
     /// Nothing listens on port 1: the run ends at once with the place it tried, before any schema.
@@ -74,7 +84,8 @@ struct BenchmarkRunTests {
     /// Every backend fills every row, the limit is measured, the heading names PostgreSQL, and
     /// the benchmark's schema is gone afterwards.
     @Test func aSmallRunReportsEveryRowAndLeavesNothingBehind() async throws {
-        let configuration = try PostgresJournal.configuration(url: try #require(Server.url))
+        let url = try #require(Server.url)
+        let configuration = try PostgresJournal.configuration(url: url)
         let runner = BenchmarkRunner(size: try BenchmarkSize(events: 1_000), backends: Backend.allCases, scenarios: [.durable])
         let report = try await PostgresBenchmark.run(configuration, runner: runner, progress: { _ in })
         #expect(report.failures.isEmpty)
@@ -97,9 +108,11 @@ struct BenchmarkRunTests {
 
     /// A database that does not exist: the server's own message, not postgres-nio's generic one.
     @Test func aMissingDatabaseIsAClearError() async throws {
-        var components = try #require(URLComponents(string: try #require(Server.url)))
+        let url = try #require(Server.url)
+        var components = try #require(URLComponents(string: url))
         components.path = "/no_such_database"
-        let configuration = try PostgresJournal.configuration(url: try #require(components.string))
+        let missing = try #require(components.string)
+        let configuration = try PostgresJournal.configuration(url: missing)
         let runner = BenchmarkRunner(size: try BenchmarkSize(events: 1_000), backends: [.callback], scenarios: [.durable])
         do {
             _ = try await PostgresBenchmark.run(configuration, runner: runner, progress: { _ in })
