@@ -47,6 +47,13 @@ struct FeedbackBench: ParsableCommand {
         help: "With --scenario durable: events journaled before the recovery runs (100 to 10,000,000; default a tenth of --events, at most 100,000).")
     var recoveryEvents: Int?
 
+    @Option(help: """
+        Not here: feedback-bench does not link PostgreSQL. The durable scenario on PostgreSQL is \
+        feedback-bench-postgres, in the package Integrations/FeedbackLoopPostgres; giving this flag \
+        prints the command to run.
+        """)
+    var postgresUrl: String?
+
     @Option(help: "small, medium or large (default medium: 1,000,000 events).")
     var size: String?
 
@@ -109,6 +116,18 @@ struct FeedbackBench: ParsableCommand {
     }
 
     func options() throws -> Options {
+        if let postgresUrl {
+            // postgres-nio (and swift-nio under it) would add minutes to every build of this
+            // package, so the PostgreSQL store's benchmark is an executable of the store's package.
+            let quoted = "'" + postgresUrl.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            throw ValidationError("""
+                feedback-bench cannot measure PostgreSQL (it does not link postgres-nio); from the repository's root, run \
+                `swift run -c release --package-path Integrations/FeedbackLoopPostgres feedback-bench-postgres --postgres-url \(quoted)` \
+                (it takes the same --backend, --events, --size, --recovery-events and --format), or \
+                `scripts/postgres.sh swift run -c release --package-path Integrations/FeedbackLoopPostgres feedback-bench-postgres` \
+                for a throwaway server on loopback
+                """)
+        }
         let backends: [Backend]
         let peer: Bool
         if backend == "all" {

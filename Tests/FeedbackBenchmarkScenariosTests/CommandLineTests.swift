@@ -42,6 +42,11 @@ import Testing
         (["--render", "r.json", "--allocator", "jemalloc"], "--allocator does not apply"),
         (["--render", ""], "--render needs a file name"),
         (["--render", "r.json", "--instructions", "--scenario", "pingpong", "--bare"], "exclude each other"),
+        // PostgreSQL is feedback-bench-postgres's: the message names the command, with the URL given.
+        (["--scenario", "durable", "--postgres-url", "postgres://u@127.0.0.1:5432/db"],
+         "`swift run -c release --package-path Integrations/FeedbackLoopPostgres feedback-bench-postgres --postgres-url 'postgres://u@127.0.0.1:5432/db'`"),
+        (["--postgres-url", "it's"], "--postgres-url 'it'\\''s'"),
+        (["--postgres-url"], "Missing value for '--postgres-url"),
     ])
     func badInputIsAUsageError(arguments: [String], message: String) {
         do {

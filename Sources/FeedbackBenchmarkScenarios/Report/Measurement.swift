@@ -52,12 +52,16 @@ public struct ScenarioReport: Codable, Sendable, Hashable {
     /// Runs whose check failed, as "backend: what went wrong". A failed backend reports no further
     /// figures in this scenario; the figures it reported before come from runs that passed.
     public var failures: [String]
+    /// The heading's line on what was measured, where it differs from the scenario's own
+    /// ``Scenario/summary``: the `durable` scenario on a store other than SQLite names its store.
+    public var summary: String?
 
-    public init(scenario: Scenario, limit: String, rows: [Measurement] = [], failures: [String] = []) {
+    public init(scenario: Scenario, limit: String, rows: [Measurement] = [], failures: [String] = [], summary: String? = nil) {
         self.scenario = scenario
         self.limit = limit
         self.rows = rows
         self.failures = failures
+        self.summary = summary
     }
 
     /// Runs `body` for `backend` unless the backend already failed in this scenario; a

@@ -27,7 +27,7 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
         }
         out += "\n"
         for scenario in report.scenarios {
-            out += "\n### \(scenario.scenario) — \(scenario.scenario.summary)\nlimit: \(scenario.limit)\n\n"
+            out += "\n### \(scenario.scenario) — \(scenario.summary ?? scenario.scenario.summary)\nlimit: \(scenario.limit)\n\n"
             var header = ["case", "metric", "limit"]
             for backend in report.backends { header += [backend, "× limit"] }
             var lines = [header]

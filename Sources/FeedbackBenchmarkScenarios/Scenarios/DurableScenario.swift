@@ -2,14 +2,15 @@ import FeedbackLoop
 import FeedbackLoopDurable
 import Foundation
 
-/// `durable`: a counter as a `DurableLoop` on the SQLite journal (`PRAGMA synchronous = FULL`:
-/// an `fsync` per transaction), against the same counter as a plain `Loop` in memory and against
-/// the journal's own appends with no loop at all (the limit).
+/// `durable`: a counter as a `DurableLoop` on a journal — SQLite's by default (`PRAGMA
+/// synchronous = FULL`: an `fsync` per transaction), or any ``DurableBenchmarkStore`` — against
+/// the same counter as a plain `Loop` in memory and against the store's own writes with no loop
+/// at all (the limit).
 ///
 /// Sends: `send` flat out from one thread, timed until the last event is reduced (group commit
-/// fills transactions of up to 1,024 events), against appends of 1,024 pre-encoded events per
-/// transaction; `sendAndWait` from one caller (a transaction per event), against appends of one
-/// event per transaction; `sendAndWait` from 64 concurrent callers, whose events share
+/// fills transactions of up to 1,024 events), against bare writes of 1,024 pre-encoded events per
+/// transaction; `sendAndWait` from one caller (a transaction per event), against bare writes of
+/// one event per transaction; `sendAndWait` from 64 concurrent callers, whose events share
 /// transactions.
 ///
 /// Recovery: opening a loop whose journal holds R events, with a snapshot every 1,000 events and
@@ -34,17 +35,30 @@ public struct DurableScenario: Sendable {
     var waitedSends: Int { Swift.max(10, Swift.min(200, size.events / 5_000)) }
     var concurrentRounds: Int { Swift.max(2, Swift.min(20, size.events / 50_000)) }
 
+    /// Runs the scenario on SQLite: a journal file per run in a temporary directory, removed at
+    /// the end.
     public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
-        var report = ScenarioReport(
-            scenario: .durable,
-            limit: "the SQLite journal's own appends, no loop (1,024 or 1 events per transaction)")
-        let directory = FileManager.default.temporaryDirectory.appending(path: "feedback-bench-durable-\(getpid())")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var files = 0
-        func journal() throws -> SQLiteJournal {
-            files += 1
-            return try SQLiteJournal(path: directory.appending(path: "\(files).sqlite").path)
+        let store = SQLiteBenchmarkStore()
+        defer { store.remove() }
+        return try await run(on: store, backends: backends, progress: progress)
+    }
+
+    /// Runs the scenario on `store`: its journals for the durable loop, its own bare writes for
+    /// the limit. The SQLite store is the default; another store (PostgreSQL's, in its own
+    /// package) comes in through ``DurableBenchmarkStore``.
+    ///
+    /// Every run opens a loop id no earlier run used, so a store may hand out the same journal
+    /// every time.
+    public func run<Store: DurableBenchmarkStore>(
+        on store: Store, backends: [Backend], progress: Progress
+    ) async throws -> ScenarioReport {
+        var report = ScenarioReport(scenario: .durable, limit: store.limit)
+        let summary = "durable loop on \(store.name): group-commit sends vs in memory vs bare appends; recovery"
+        if summary != Scenario.durable.summary { report.summary = summary }
+        var loops = 0
+        func nextID() -> String {
+            loops += 1
+            return "counter-\(loops)"
         }
 
         let grouped = "send, 1 sender, group commit (\(sends) events)"
@@ -57,30 +71,33 @@ public struct DurableScenario: Sendable {
         progress("durable: limits")
         let sends = self.sends, waitedSends = self.waitedSends
         report.recordLimit(grouped, "ns/event", .lower, value: try await median(of: 3) {
-            try await Self.bareAppends(try journal(), events: sends, perTransaction: 1_024)
+            try await store.bareAppends(events: sends, perTransaction: 1_024)
         })
         report.recordLimit(waited, "ns/event", .lower, value: try await median(of: 3) {
-            try await Self.bareAppends(try journal(), events: waitedSends, perTransaction: 1)
+            try await store.bareAppends(events: waitedSends, perTransaction: 1)
         })
         progress("durable: filling a journal of \(recoveryEvents) events, twice")
-        let snapshotted = try journal(), plain = try journal()
-        try await Self.fill(snapshotted, events: recoveryEvents, snapshotEvery: Self.snapshotEvery)
-        try await Self.fill(plain, events: recoveryEvents, snapshotEvery: nil)
+        let snapshotted = try await store.journal(), snapshottedID = nextID()
+        let plain = try await store.journal(), plainID = nextID()
+        try await Self.fill(snapshotted, id: snapshottedID, events: recoveryEvents, snapshotEvery: Self.snapshotEvery)
+        try await Self.fill(plain, id: plainID, events: recoveryEvents, snapshotEvery: nil)
+        try await store.settle()
 
         for backend in backends {
             try await report.measure(backend) { report in
                 progress("durable: \(grouped), \(backend)")
                 report.record(grouped, "ns/event", .lower, backend: backend.rawValue, value: try await median(of: 3) {
-                    try await Self.measureSends(backend, try journal(), events: sends)
+                    try await Self.measureSends(backend, try await store.journal(), id: nextID(), events: sends)
                 })
                 progress("durable: \(waited), \(backend)")
                 report.record(waited, "ns/event", .lower, backend: backend.rawValue, value: try await median(of: 3) {
-                    try await Self.measureWaited(backend, try journal(), callers: 1, rounds: waitedSends)
+                    try await Self.measureWaited(backend, try await store.journal(), id: nextID(), callers: 1, rounds: waitedSends)
                 })
                 progress("durable: \(concurrent), \(backend)")
                 let rounds = concurrentRounds
                 report.record(concurrent, "ns/event", .lower, backend: backend.rawValue, value: try await median(of: 3) {
-                    try await Self.measureWaited(backend, try journal(), callers: Self.concurrentCallers, rounds: rounds)
+                    try await Self.measureWaited(
+                        backend, try await store.journal(), id: nextID(), callers: Self.concurrentCallers, rounds: rounds)
                 })
                 progress("durable: \(memory), \(backend)")
                 report.record(memory, "ns/event", .lower, backend: backend.rawValue, value: try await median(of: 3) {
@@ -89,10 +106,10 @@ public struct DurableScenario: Sendable {
                 progress("durable: recovery, \(backend)")
                 let recoveryEvents = self.recoveryEvents
                 report.record(withSnapshots, "ms", .lower, backend: backend.rawValue, value: try await median(of: 3) {
-                    try await Self.measureRecovery(backend, snapshotted, events: recoveryEvents)
+                    try await Self.measureRecovery(backend, snapshotted, id: snapshottedID, events: recoveryEvents)
                 })
                 report.record(withoutSnapshots, "ms", .lower, backend: backend.rawValue, value: try await median(of: 1) {
-                    try await Self.measureRecovery(backend, plain, events: recoveryEvents)
+                    try await Self.measureRecovery(backend, plain, id: plainID, events: recoveryEvents)
                 })
             }
         }
@@ -102,26 +119,27 @@ public struct DurableScenario: Sendable {
     // MARK: The systems
 
     /// The counter: adds each event.
-    public static func open(_ backend: Backend, _ journal: SQLiteJournal, id: String = "counter") async throws -> DurableLoop<Int, Int> {
+    public static func open(_ backend: Backend, _ journal: some EventJournal, id: String = "counter") async throws -> DurableLoop<Int, Int> {
         try await DurableLoop(
             id: id, journal: journal, initial: 0, reduce: { $0 += $1 }, backend: backend,
             configuration: DurableConfiguration(snapshotEvery: snapshotEvery))
     }
 
-    static func seconds(_ nanoseconds: UInt64) -> Double { Double(nanoseconds) / 1e9 }
-
     // MARK: Measuring
 
-    /// Nanoseconds per event appended straight to the journal, `perTransaction` at a time.
-    public static func bareAppends(_ journal: SQLiteJournal, events: Int, perTransaction: Int) async throws -> Double {
-        let epoch = try await journal.acquire(loop: "bare")
+    /// Nanoseconds per event appended straight to the journal of the new loop `id`,
+    /// `perTransaction` at a time.
+    public static func bareAppends(
+        _ journal: some EventJournal, id: String = "bare", events: Int, perTransaction: Int
+    ) async throws -> Double {
+        let epoch = try await journal.acquire(loop: id)
         let payload = Array("1".utf8)
         var head: UInt64 = 0
         let elapsed = try await Nanoseconds.measure {
             while head < UInt64(events) {
                 let count = Swift.min(perTransaction, events - Int(head))
                 let records = (1...count).map { JournalRecord(sequence: head + UInt64($0), schemaVersion: 1, payload: payload) }
-                try await journal.append(loop: "bare", epoch: epoch, events: records, snapshot: nil)
+                try await journal.append(loop: id, epoch: epoch, events: records, snapshot: nil)
                 head += UInt64(count)
             }
         }
@@ -129,8 +147,10 @@ public struct DurableScenario: Sendable {
     }
 
     /// Nanoseconds per event for `events` sends from one thread, until the last is reduced.
-    public static func measureSends(_ backend: Backend, _ journal: SQLiteJournal, events: Int) async throws -> Double {
-        let loop = try await open(backend, journal)
+    public static func measureSends(
+        _ backend: Backend, _ journal: some EventJournal, id: String = "counter", events: Int
+    ) async throws -> Double {
+        let loop = try await open(backend, journal, id: id)
         let elapsed = try await Nanoseconds.measure {
             for _ in 1..<events { try loop.send(1) }
             let last = try await loop.sendAndWait(1)
@@ -144,8 +164,10 @@ public struct DurableScenario: Sendable {
     }
 
     /// Nanoseconds per event for `callers` concurrent `sendAndWait` callers, `rounds` each.
-    public static func measureWaited(_ backend: Backend, _ journal: SQLiteJournal, callers: Int, rounds: Int) async throws -> Double {
-        let loop = try await open(backend, journal)
+    public static func measureWaited(
+        _ backend: Backend, _ journal: some EventJournal, id: String = "counter", callers: Int, rounds: Int
+    ) async throws -> Double {
+        let loop = try await open(backend, journal, id: id)
         let elapsed = try await Nanoseconds.measure {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<callers {
@@ -174,9 +196,9 @@ public struct DurableScenario: Sendable {
     }
 
     /// Journals `events` events of 1 (and a snapshot every `snapshotEvery`) straight into the
-    /// loop `counter`, as a loop would have.
-    public static func fill(_ journal: SQLiteJournal, events: Int, snapshotEvery: Int?) async throws {
-        let epoch = try await journal.acquire(loop: "counter")
+    /// loop `id`, as a loop would have.
+    public static func fill(_ journal: some EventJournal, id: String = "counter", events: Int, snapshotEvery: Int?) async throws {
+        let epoch = try await journal.acquire(loop: id)
         let payload = Array("1".utf8)
         var head = 0
         while head < events {
@@ -188,28 +210,30 @@ public struct DurableScenario: Sendable {
                 let at = last / snapshotEvery * snapshotEvery
                 // The snapshot must be the state after its own event: split the batch there.
                 let before = Array(records.prefix(at - head))
-                try await journal.append(loop: "counter", epoch: epoch, events: before, snapshot:
+                try await journal.append(loop: id, epoch: epoch, events: before, snapshot:
                     JournalRecord(sequence: UInt64(at), schemaVersion: 1, payload: Array("\(at)".utf8)))
                 head = at
                 continue
             }
-            try await journal.append(loop: "counter", epoch: epoch, events: records, snapshot: snapshot)
+            try await journal.append(loop: id, epoch: epoch, events: records, snapshot: snapshot)
             head = last
             snapshot = nil
         }
-        try await journal.release(loop: "counter", epoch: epoch)
+        try await journal.release(loop: id, epoch: epoch)
     }
 
-    /// Milliseconds to open (recover) the counter from `journal`, after checking its state.
-    public static func measureRecovery(_ backend: Backend, _ journal: SQLiteJournal, events: Int) async throws -> Double {
+    /// Milliseconds to open (recover) the counter `id` from `journal`, after checking its state.
+    public static func measureRecovery(
+        _ backend: Backend, _ journal: some EventJournal, id: String = "counter", events: Int
+    ) async throws -> Double {
         var recovered: DurableLoop<Int, Int>?
         let elapsed = try await Nanoseconds.measure {
-            recovered = try await open(backend, journal)
+            recovered = try await open(backend, journal, id: id)
         }
         guard let loop = recovered, loop.state == events, loop.recoveredSequence == UInt64(events) else {
             throw ScenarioFailure("durable recovery, \(backend): recovered \(String(describing: recovered?.state)), not \(events)")
         }
-        // Stopping releases nothing the next run needs: SQLite's acquire always takes the loop.
+        // Stopping releases ownership, so the next run of the same id acquires the loop at once.
         await loop.stop()
         return Double(elapsed) / 1e6
     }
