@@ -25,7 +25,7 @@ struct FeedbackBench: ParsableCommand {
             named: --scenario scaling, with --loops).
             """)
 
-    @Option(help: "callback, actor, opencombine (the peer) or all.")
+    @Option(help: "callback, actor, stream, opencombine (the peer) or all.")
     var backend = "all"
 
     @Option(name: .customLong("scenario"), help: "A scenario to run (repeatable; default all).")
