@@ -19,11 +19,14 @@ struct AccountingTests {
 
     /// A `.send(a, b, c)` effect that starts as stop begins: all three are refused, counted and
     /// reported, not only the first. (The stop begins from inside the feedback, through the
-    /// engine, to place it exactly; a `stop()` from another task hit the same window at random.)
+    /// engine, to place it exactly; a `stop()` from another task hit the same window at random.
+    /// The test's own `stop()` waits for that: on `actor` and `stream` the flag is reduced on
+    /// another thread, and a `stop()` that came first would discard it unreduced.)
     @Test(arguments: Backend.allCases)
     func everyEventOfASendEffectStartedAsStopBeginsIsCounted(backend: Backend) async throws {
         let drops = Locked<[Counter.Event]>([])
         let box = Locked<Loop<Counter.State, Counter.Event>?>(nil)
+        let stopBegun = Gate()
         let loop = Loop(
             initial: Counter.State(),
             reduce: Counter.reduce,
@@ -31,6 +34,7 @@ struct AccountingTests {
                 .custom { _, event in
                     guard event == .setFlag(true) else { return .none }
                     box.current?.core.beginStop()
+                    stopBegun.open()
                     return .send(.record(1), .record(2), .record(3))
                 },
             ],
@@ -40,6 +44,7 @@ struct AccountingTests {
             }))
         box.withLock { $0 = loop }
         loop.send(.setFlag(true))
+        try await withDeadline("the feedback to begin the stop") { await stopBegun.wait() }
         try await withDeadline("stop") { await loop.stop() }
         box.withLock { $0 = nil }
         #expect(drops.current == [.record(1), .record(2), .record(3)])
