@@ -57,7 +57,7 @@
 public struct KeyedChildScope<
     ParentState: Sendable, ParentEvent: Sendable, ID: Hashable & Sendable, ChildState: Sendable, ChildEvent: Sendable
 >: Sendable {
-    @usableFromInline let children: WritableKeyPath<ParentState, IdentifiedStates<ID, ChildState>> & Sendable
+    @usableFromInline let children: PropertyAccess<ParentState, IdentifiedStates<ID, ChildState>>
     @usableFromInline let embed: @Sendable (ID, ChildEvent) -> ParentEvent
     @usableFromInline let extract: @Sendable (ParentEvent) -> (ID, ChildEvent)?
 
@@ -71,7 +71,7 @@ public struct KeyedChildScope<
         embed: @escaping @Sendable (ID, ChildEvent) -> ParentEvent,
         extract: @escaping @Sendable (ParentEvent) -> (ID, ChildEvent)?
     ) {
-        self.children = state
+        self.children = PropertyAccess(state)
         self.embed = embed
         self.extract = extract
     }
@@ -87,7 +87,7 @@ public struct KeyedChildScope<
         with reduce: (inout ChildState, ChildEvent) -> Void
     ) -> Bool {
         guard let (id, childEvent) = extract(event) else { return false }
-        return parent[keyPath: children].modify(id: id) { reduce(&$0, childEvent) } != nil
+        return children.modify(&parent) { $0.modify(id: id) { reduce(&$0, childEvent) } } != nil
     }
 
     /// The child's reducer as a reducer of the parent that handles the children's events and
@@ -128,6 +128,11 @@ final class KeyedChildren<
     @exclusivity(unchecked) @usableFromInline var seenSlots: [UInt64] = []
     @exclusivity(unchecked) @usableFromInline var seenIDs: [ID?] = []
     @exclusivity(unchecked) @usableFromInline var warnedOrphan = false
+    /// The child the step's event is addressed to, and whether the step ended it: an event for a
+    /// child that the same step removed is not an orphan. Noted as children end rather than
+    /// looked up before the step, which cost a hash of the id on every event.
+    @exclusivity(unchecked) @usableFromInline var addressedID: ID?
+    @exclusivity(unchecked) @usableFromInline var endedAddressed = false
 
     @inlinable
     init(scope: KeyedChildScope<ParentState, ParentEvent, ID, ChildState, ChildEvent>, feedbacks: [Feedback<ChildState, ChildEvent>]) {
@@ -139,7 +144,7 @@ final class KeyedChildren<
     func reactor() -> (ParentState, ParentEvent?, Door) -> Void {
         { parent, event, door in
             self.lent.with(door) {
-                self.step(parent[keyPath: self.scope.children], event.flatMap(self.scope.extract), door: door)
+                self.step(self.scope.children.read(parent), event.flatMap(self.scope.extract), door: door)
             }
         }
     }
@@ -147,16 +152,19 @@ final class KeyedChildren<
     @inlinable
     func step(_ states: States, _ addressed: (ID, ChildEvent)?, door: Door) {
         var delivered = false
-        let existedBefore = addressed.map { live[$0.0] != nil } ?? false
+        addressedID = addressed?.0
+        endedAddressed = false
+        defer { addressedID = nil }
         if states.lineage !== lineage {
             delivered = reconcile(states, addressed)
         } else if states.revision != revision {
             delivered = update(states, addressed)
         }
         guard let (id, childEvent) = addressed, !delivered else { return }
-        if let child = live[id], let value = states[id: id] {
+        let child = live[id]
+        if let child, let value = states[id: id] {
             child.step(value, childEvent, appeared: false)
-        } else if !existedBefore && !states.contains(id: id) {
+        } else if child == nil, !endedAddressed, !states.contains(id: id) {
             door.childEventOrphaned("\(id): \(childEvent)", warn: !warnedOrphan)
             warnedOrphan = true
         }
@@ -265,6 +273,8 @@ final class KeyedChildren<
 
     @inlinable
     func end(_ id: ID) {
-        live.removeValue(forKey: id)?.end()
+        guard let child = live.removeValue(forKey: id) else { return }
+        if let addressedID, addressedID == id { endedAddressed = true }
+        child.end()
     }
 }

@@ -19,22 +19,28 @@ public struct StatePath<Root, Value>: Sendable {
     @usableFromInline let modify: @Sendable (inout Root, (inout Value) -> Void) -> Bool
 
     /// A child stored at `keyPath`, always present.
+    @inlinable
     public init(_ keyPath: WritableKeyPath<Root, Value> & Sendable) {
-        self.extract = { $0[keyPath: keyPath] }
+        let access = PropertyAccess(keyPath)
+        self.extract = { access.read($0) }
         self.modify = { root, body in
-            body(&root[keyPath: keyPath])
+            access.modify(&root, body)
             return true
         }
     }
 
     /// A child stored at `keyPath` while it is non-nil: it appears when the optional becomes a
     /// value and goes away when it becomes `nil` again.
+    @inlinable
     public init(_ keyPath: WritableKeyPath<Root, Value?> & Sendable) {
-        self.extract = { $0[keyPath: keyPath] }
+        let access = PropertyAccess(keyPath)
+        self.extract = { access.read($0) }
         self.modify = { root, body in
-            guard root[keyPath: keyPath] != nil else { return false }
-            body(&root[keyPath: keyPath]!)
-            return true
+            access.modify(&root) { child in
+                guard child != nil else { return false }
+                body(&child!)
+                return true
+            }
         }
     }
 
