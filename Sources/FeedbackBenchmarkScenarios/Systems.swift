@@ -178,4 +178,60 @@ public enum Systems {
             feedbacks: [.requests({ $0.active }) { _ in .run { _ in await census.parkUntilCancelled() } }],
             backend: backend)
     }
+
+    /// ``Requests`` with each request a keyed child in an `IdentifiedStates` instead of a member
+    /// of a `Set`: the child's one feedback runs the request's effect for as long as the child
+    /// exists. The lifted feedback finds the two children an event wrote from the collection's
+    /// revisions, so an event costs O(changes), where `requests` diffs the whole set.
+    public struct KeyedRequests: Sendable {
+        /// Each active request under its own number.
+        public var active: IdentifiedStates<Int, Int>
+        public var next: Int
+
+        public init(concurrent: Int) {
+            self.active = IdentifiedStates((0..<concurrent).map { ($0, $0) })
+            self.next = concurrent
+        }
+
+        public enum Event: Sendable, Hashable {
+            /// Retires the oldest request and adds a new one, so the collection keeps its size.
+            case rotate(concurrent: Int)
+            /// Changes nothing; lets `sendAndWait` confirm that every earlier event was handled.
+            case sync
+        }
+
+        public static let reduce: @Sendable (inout KeyedRequests, Event) -> Void = { state, event in
+            switch event {
+            case .rotate(let concurrent):
+                state.active[id: state.next - concurrent] = nil
+                state.active[id: state.next] = state.next
+                state.next += 1
+            case .sync:
+                break
+            }
+        }
+
+        /// The requests send nothing: no child event reaches the parent.
+        static let scope = KeyedChildScope<KeyedRequests, Event, Int, Int, Never>(
+            state: \.active,
+            embed: { (_: Int, _: Never) -> Event in },
+            extract: { _ in nil })
+    }
+
+    /// ``requests(_:concurrent:census:)`` with the requests as keyed children.
+    public static func keyedRequests(
+        _ backend: Backend, concurrent: Int, census: EffectCensus
+    ) -> Loop<KeyedRequests, KeyedRequests.Event> {
+        Loop(
+            initial: KeyedRequests(concurrent: concurrent),
+            reduce: KeyedRequests.reduce,
+            feedbacks: [
+                KeyedRequests.scope.feedback([
+                    .skippingRepeated({ (request: Int) -> Int? in request }) { _ in
+                        .run { _ in await census.parkUntilCancelled() }
+                    }
+                ])
+            ],
+            backend: backend)
+    }
 }

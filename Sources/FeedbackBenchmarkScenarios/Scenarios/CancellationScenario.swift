@@ -8,7 +8,8 @@ import FeedbackLoop
 ///   measures cancellation latency from the state change (`onTransition`) to the effect's
 ///   cancellation handler. Started/cancelled/leaked counts and RSS before and after.
 /// - set-based churn: a `requests` feedback keeps `concurrentRequests` effects running while each
-///   event retires one and adds one.
+///   event retires one and adds one; then the same requests as keyed children of an
+///   `IdentifiedStates` (`KeyedChildScope`), whose cost per event does not grow with their number.
 /// - stop under load: `inFlightAtStop` effects running, then `stop()`, timed until it returns with
 ///   every effect ended.
 ///
@@ -24,6 +25,7 @@ public struct CancellationScenario: Sendable {
         let churnLabel = "switch-latest, \(cycles) cycles"
         let latencyLabel = "cancellation latency"
         let setLabel = "set churn, \(size.concurrentRequests) requests"
+        let keyedLabel = "set churn, \(size.concurrentRequests) keyed children"
         let stopLabel = "stop, \(size.inFlightAtStop) in flight"
 
         progress("cancellation: limits")
@@ -33,9 +35,9 @@ public struct CancellationScenario: Sendable {
         let bareLatency = try await Self.bareCancellationLatency(cycles: size.cancellationLatencyCycles)
         report.recordLimit(latencyLabel, "p50 µs", .lower, value: bareLatency.microseconds(atPercentile: 50))
         report.recordLimit(latencyLabel, "p99 µs", .lower, value: bareLatency.microseconds(atPercentile: 99))
-        report.recordLimit(
-            setLabel, "ns/event", .lower,
-            value: try await Self.bareRing(concurrent: size.concurrentRequests, events: size.setChurnEvents))
+        let bareRing = try await Self.bareRing(concurrent: size.concurrentRequests, events: size.setChurnEvents)
+        report.recordLimit(setLabel, "ns/event", .lower, value: bareRing)
+        report.recordLimit(keyedLabel, "ns/event", .lower, value: bareRing)
         report.recordLimit(stopLabel, "ms to quiesce", .lower, value: try await Self.bareStop(inFlight: size.inFlightAtStop))
 
         for backend in backends {
@@ -59,6 +61,10 @@ public struct CancellationScenario: Sendable {
                 progress("cancellation: set churn, \(backend)")
                 let setChurn = try await Self.setChurn(backend, concurrent: size.concurrentRequests, events: size.setChurnEvents)
                 report.record(setLabel, "ns/event", .lower, backend: name, value: setChurn)
+                progress("cancellation: set churn as keyed children, \(backend)")
+                let keyedChurn = try await Self.keyedSetChurn(
+                    backend, concurrent: size.concurrentRequests, events: size.setChurnEvents)
+                report.record(keyedLabel, "ns/event", .lower, backend: name, value: keyedChurn)
 
                 progress("cancellation: stop under load, \(backend)")
                 let stop = try await Self.stopUnderLoad(backend, inFlight: size.inFlightAtStop)
@@ -228,25 +234,44 @@ public struct CancellationScenario: Sendable {
     /// Nanoseconds per event while `concurrent` requests run and each event replaces one.
     public static func setChurn(_ backend: Backend, concurrent: Int, events: Int) async throws -> Double {
         let census = EffectCensus()
-        let loop = Systems.requests(backend, concurrent: concurrent, census: census)
-        try await waitUntil("\(concurrent) requests to begin (\(backend))") { census.counts.started >= concurrent }
+        return try await requestChurn(
+            Systems.requests(backend, concurrent: concurrent, census: census), census: census,
+            rotate: .rotate(concurrent: concurrent), sync: .sync, next: \.next,
+            concurrent: concurrent, events: events, what: "cancellation, set churn, \(backend)")
+    }
+
+    /// ``setChurn(_:concurrent:events:)`` with the requests as keyed children.
+    public static func keyedSetChurn(_ backend: Backend, concurrent: Int, events: Int) async throws -> Double {
+        let census = EffectCensus()
+        return try await requestChurn(
+            Systems.keyedRequests(backend, concurrent: concurrent, census: census), census: census,
+            rotate: .rotate(concurrent: concurrent), sync: .sync, next: \.next,
+            concurrent: concurrent, events: events, what: "cancellation, set churn as keyed children, \(backend)")
+    }
+
+    /// Sends `rotate` `events` times from a thread of its own while `concurrent` requests run;
+    /// checks that each rotation started one effect and ended one, and none leaked at stop.
+    static func requestChurn<State: Sendable, Event: Sendable>(
+        _ loop: Loop<State, Event>, census: EffectCensus, rotate: Event, sync: Event, next: KeyPath<State, Int> & Sendable,
+        concurrent: Int, events: Int, what: String
+    ) async throws -> Double {
+        try await waitUntil("\(concurrent) requests to begin (\(what))") { census.counts.started >= concurrent }
         let elapsed = try await Nanoseconds.measure {
             await onDedicatedThreads(1) { _ in
-                for _ in 0..<events { loop.send(.rotate(concurrent: concurrent)) }
+                for _ in 0..<events { loop.send(rotate) }
             }
-            _ = try await loop.sendAndWait(.sync)
-            try await waitUntil("\(events) retired requests to end (\(backend))") { census.counts.cancelled >= events }
+            _ = try await loop.sendAndWait(sync)
+            try await waitUntil("\(events) retired requests to end (\(what))") { census.counts.cancelled >= events }
             try await settle(loop, reduced: events + 1)
         }
-        let what = "cancellation, set churn, \(backend)"
         try RunCheck(
-            run: what, expectedState: concurrent + events, finalState: loop.state.next, expectedReduced: events + 1,
+            run: what, expectedState: concurrent + events, finalState: loop.state[keyPath: next], expectedReduced: events + 1,
             statistics: loop.statistics, expectedRunning: concurrent, expectedStarted: concurrent + events,
             expectedCancelled: events
         ).validate()
         await loop.stop()
         try RunCheck(
-            run: "\(what), after stop", expectedState: concurrent + events, finalState: loop.state.next,
+            run: "\(what), after stop", expectedState: concurrent + events, finalState: loop.state[keyPath: next],
             statistics: loop.statistics, expectedCancelled: concurrent + events, census: census.counts
         ).validate()
         return Double(elapsed) / Double(events)

@@ -174,6 +174,14 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// For downloads, uploads, per-item subscriptions: anything that runs concurrently and is
     /// keyed by identity.
+    ///
+    /// Each state whose set changed costs O(set size): the new set is compared with the last one
+    /// element by element, and the reducer's write copied the set if the loop still held the
+    /// previous state. With hundreds of requests and one changing per event, keep them as keyed
+    /// children instead (``IdentifiedStates`` and ``KeyedChildScope``, each child's feedback
+    /// running its request): their revisions say which children changed, so the feedback's work
+    /// per event is O(changes) (`feedback-bench --scenario cancellation` measures both with 1,000
+    /// requests).
     @inlinable
     public static func requests<Request: Hashable & Sendable>(
         _ query: @escaping @Sendable (State) -> Set<Request>,
