@@ -14,7 +14,11 @@
 # Each figure is the difference between two runs, (I(2n) - I(n)) / n, so that process start-up,
 # loop creation and teardown cancel out and what remains is the steady-state cost of one unit.
 #
-#   scripts/callgrind.sh                          # the whole table (about 12 minutes on 2 cores)
+# A second table, for every backend in the run, is issue 13's composition ratio in instructions:
+# an event into a child feature's own loop, an event into a parent of 1,000 keyed children of it
+# (one changing per event), and the second over the first.
+#
+#   scripts/callgrind.sh                          # both tables (about 14 minutes on 2 cores)
 #   scripts/callgrind.sh --only "callback actor"  # some rows
 #   scripts/callgrind.sh --profile w1 actor       # one profile, annotated (top functions, inclusive)
 set -euo pipefail
@@ -86,7 +90,7 @@ trap 'rm -rf "$work"' EXIT
 # difference of two runs is as exact at 20,000 units as at 100,000).
 units_of() { # workload contender
     local n
-    case $1 in w1) n=100000 ;; w2) n=50000 ;; w3 | w3-callback) n=10000 ;; esac
+    case $1 in w1 | child) n=100000 ;; w2) n=50000 ;; w3 | w3-callback) n=10000 ;; keyed-children) n=20000 ;; esac
     if [ "$2" = opencombine ]; then n=$((n / 5)); fi
     echo "$n"
 }
@@ -111,7 +115,7 @@ per_unit() { # workload contender
 }
 
 if [ "${1:-}" = --profile ]; then
-    workload=${2:?workload: w1, w2, w3 or w3-callback}
+    workload=${2:?workload: w1, w2, w3, w3-callback, child or keyed-children}
     contender=${3:?contender: bare, callback, actor, stream or opencombine}
     out="$work/profile"
     # shellcheck disable=SC2046
@@ -145,3 +149,17 @@ for contender in $contenders; do
     done
     echo "$row |"
 done
+
+# Issue 13's ratio: the backends of this run only (the peer has no composition, the bare limit
+# is the same loop for both workloads).
+backends=$(for contender in $contenders; do case $contender in bare | opencombine) ;; *) echo "$contender" ;; esac; done)
+if [ -n "$backends" ]; then
+    printf '\n| composition (callgrind) | an event into the child'"'"'s own loop | into 1,000 keyed children | ratio (issue 13: at most 3) |\n|---|---|---|---|\n'
+    for backend in $backends; do
+        echo "callgrind: child and keyed-children on $backend" >&2
+        child=$(per_unit child "$backend")
+        children=$(per_unit keyed-children "$backend")
+        ratio=$(awk -v a="$children" -v b="$child" 'BEGIN { printf "%.1f", a / b }')
+        echo "| $backend | $child | $children | $ratio |"
+    done
+fi

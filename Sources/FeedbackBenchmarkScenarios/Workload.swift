@@ -22,9 +22,15 @@ public enum Contender: Hashable, Sendable, CustomStringConvertible {
 /// `throughput` scenario with 1 sender), W2 ping-pong (`pingpong`), W3 switch-latest churn
 /// (`cancellation`) with a never-ending `.run` effect, and W3 with a `.callback` effect, which
 /// needs no task. Each checks its result like the scenarios do.
+///
+/// Two more have no peer (its `system` has no composition): an event into a child feature's own
+/// loop, and an event into a parent of 1,000 keyed children of that feature, one changing per
+/// event (`composition`); the second over the first is issue 13's ratio, in instructions.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     case w1, w2, w3
     case w3callback = "w3-callback"
+    case child
+    case children = "keyed-children"
 
     /// The scenario this workload reproduces.
     public var scenario: Scenario {
@@ -32,8 +38,12 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w1: .throughput
         case .w2: .pingpong
         case .w3, .w3callback: .cancellation
+        case .child, .children: .composition
         }
     }
+
+    /// Whether the peer runs this workload.
+    public var hasPeer: Bool { scenario != .composition }
 
     /// Units per callgrind run: sends, cycles or switches.
     public var callgrindUnits: Int {
@@ -41,11 +51,18 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w1: 100_000
         case .w2: 50_000
         case .w3, .w3callback: 10_000
+        case .child: 100_000
+        case .children: 20_000
         }
     }
 
-    /// The workload for a scenario, if it has one (`cancellation` gives W3 with `.run`).
+    /// The workload for a scenario, if it has one (`cancellation` gives W3 with `.run`,
+    /// `composition` the keyed children).
     public init?(scenario: Scenario) {
+        if scenario == .composition {
+            self = .children
+            return
+        }
         guard let workload = Self.allCases.first(where: { $0.scenario == scenario }) else { return nil }
         self = workload
     }
@@ -104,6 +121,31 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
             _ = try await CancellationScenario.bareChurn(cycles: units)
         case (.w3, .peer), (.w3callback, .peer):
             _ = try CancellationScenario.peerChurn(cycles: units)
+        case (.child, .backend(let backend)):
+            let loop = Loop(
+                initial: 0, reduce: CompositionScenario.Child.reduce, feedbacks: CompositionScenario.Child.feedbacks,
+                backend: backend)
+            for _ in 0..<units { loop.send(1) }
+            await loop.waitUntilIdle()
+            try RunCheck(
+                run: "\(rawValue), \(backend)", expectedState: units, finalState: loop.state,
+                expectedReduced: units, statistics: loop.statistics, expectedStarted: 0
+            ).validate()
+            await loop.stop()
+        case (.children, .backend(let backend)):
+            let loop = CompositionScenario.parent(backend)
+            for index in 0..<units { loop.send(.child(index % CompositionScenario.children, 1)) }
+            await loop.waitUntilIdle()
+            try RunCheck(
+                run: "\(rawValue), \(backend)", expectedState: units,
+                finalState: loop.state.children.values.reduce(0, +), expectedReduced: units,
+                statistics: loop.statistics, expectedStarted: 0
+            ).validate()
+            await loop.stop()
+        case (.child, .bare), (.children, .bare):
+            _ = await CompositionScenario.bare(events: units)
+        case (.child, .peer), (.children, .peer):
+            throw ScenarioFailure("\(rawValue): \(PeerSystems.name) has no composition of features to run it on")
         }
     }
 }

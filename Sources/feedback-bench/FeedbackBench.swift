@@ -80,11 +80,15 @@ struct FeedbackBench: ParsableCommand {
 
     @Flag(help: """
         Run one workload once, untimed and checked, for valgrind callgrind: --workload, or the \
-        --scenario's (throughput: W1, pingpong: W2, cancellation: W3); --events sets the units.
+        --scenario's (throughput: W1, pingpong: W2, cancellation: W3, composition: keyed-children); \
+        --events sets the units.
         """)
     var instructions = false
 
-    @Option(help: "With --instructions: w1, w2, w3 or w3-callback (W3 with a .callback effect).")
+    @Option(help: """
+        With --instructions: w1, w2, w3, w3-callback (W3 with a .callback effect), child (an event \
+        into a child feature's own loop) or keyed-children (into 1,000 keyed children of it).
+        """)
     var workload: String?
 
     @Flag(help: "With --instructions: run the bare limit instead of a backend.")
@@ -182,7 +186,7 @@ struct FeedbackBench: ParsableCommand {
                 workload = named
             } else {
                 guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
-                    throw ValidationError("--instructions needs --workload or exactly one --scenario: throughput, pingpong or cancellation")
+                    throw ValidationError("--instructions needs --workload or exactly one --scenario: throughput, pingpong, cancellation or composition")
                 }
                 workload = only
             }
@@ -195,6 +199,9 @@ struct FeedbackBench: ParsableCommand {
                 contender = .peer
             } else {
                 throw ValidationError("--instructions needs one --backend (\(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or \(PeerSystems.name)) or --bare")
+            }
+            if contender == .peer, let workload, !workload.hasPeer {
+                throw ValidationError("\(PeerSystems.name) has no composition of features: workload \(workload.rawValue) runs on a backend or --bare")
             }
         } else if bare {
             throw ValidationError("--bare only goes with --instructions")
