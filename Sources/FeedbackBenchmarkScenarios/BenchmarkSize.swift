@@ -74,6 +74,30 @@ public struct BenchmarkSize: Codable, Sendable, Hashable {
         Swift.max(1, (events + 999_999) / 1_000_000)
     }
 
+    /// The size that `--events N` or `--size NAME` asks for, `medium` when neither: the one
+    /// reading of the two options for every benchmark command. Throws a message that names the
+    /// option at fault.
+    public init(events: Int?, size: String?) throws(ScenarioFailure) {
+        switch (events, size) {
+        case (_?, _?):
+            throw ScenarioFailure("give either --events or --size, not both")
+        case (let events?, nil):
+            guard events > 0 else { throw ScenarioFailure("--events must be a positive number, not \(events)") }
+            do {
+                self = try BenchmarkSize(events: events)
+            } catch {
+                throw ScenarioFailure("--events: \(error)")
+            }
+        case (nil, let name?):
+            guard let preset = Preset(rawValue: name) else {
+                throw ScenarioFailure("unknown size '\(name)'; use small, medium or large")
+            }
+            self.init(preset: preset)
+        case (nil, nil):
+            self.init(preset: .medium)
+        }
+    }
+
     public init(preset: Preset) {
         switch preset {
         // The force-try is safe: the counts are positive literals.

@@ -153,23 +153,10 @@ struct FeedbackBench: ParsableCommand {
         }
         if scenarios.isEmpty { scenarios = Scenario.defaultCases }
         let benchmarkSize: BenchmarkSize
-        switch (events, size) {
-        case (_?, _?):
-            throw ValidationError("give either --events or --size, not both")
-        case (let events?, nil):
-            guard events > 0 else { throw ValidationError("--events must be a positive number, not \(events)") }
-            do {
-                benchmarkSize = try BenchmarkSize(events: events)
-            } catch {
-                throw ValidationError("--events: \(error)")
-            }
-        case (nil, let name?):
-            guard let preset = BenchmarkSize.Preset(rawValue: name) else {
-                throw ValidationError("unknown size '\(name)'; use small, medium or large")
-            }
-            benchmarkSize = BenchmarkSize(preset: preset)
-        case (nil, nil):
-            benchmarkSize = BenchmarkSize(preset: .medium)
+        do {
+            benchmarkSize = try BenchmarkSize(events: events, size: size)
+        } catch {
+            throw ValidationError(error.description)
         }
         guard let reportFormat = ReportFormat(rawValue: format) else {
             throw ValidationError("unknown format '\(format)'; use table, json or csv")

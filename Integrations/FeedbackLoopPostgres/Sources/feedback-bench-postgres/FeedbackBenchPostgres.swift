@@ -94,23 +94,10 @@ struct FeedbackBenchPostgres: AsyncParsableCommand {
             throw ValidationError("unknown backend '\(backend)'; use \(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or all")
         }
         let benchmarkSize: BenchmarkSize
-        switch (events, size) {
-        case (_?, _?):
-            throw ValidationError("give either --events or --size, not both")
-        case (let events?, nil):
-            guard events > 0 else { throw ValidationError("--events must be a positive number, not \(events)") }
-            do {
-                benchmarkSize = try BenchmarkSize(events: events)
-            } catch {
-                throw ValidationError("--events: \(error)")
-            }
-        case (nil, let name?):
-            guard let preset = BenchmarkSize.Preset(rawValue: name) else {
-                throw ValidationError("unknown size '\(name)'; use small, medium or large")
-            }
-            benchmarkSize = BenchmarkSize(preset: preset)
-        case (nil, nil):
-            benchmarkSize = BenchmarkSize(preset: .medium)
+        do {
+            benchmarkSize = try BenchmarkSize(events: events, size: size)
+        } catch {
+            throw ValidationError(error.description)
         }
         if let recoveryEvents, !(100...10_000_000).contains(recoveryEvents) {
             throw ValidationError("--recovery-events must be between 100 and 10,000,000, not \(recoveryEvents)")
