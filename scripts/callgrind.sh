@@ -16,9 +16,10 @@
 #
 # A second table, for every backend in the run, is issue 13's composition ratio in instructions:
 # an event into a child feature's own loop, an event into a parent of 1,000 keyed children of it
-# (one changing per event), and the second over the first.
+# (one changing per event), and the second over the first. A third is the life of an idle loop
+# (create, start, stop, release), per loop.
 #
-#   scripts/callgrind.sh                          # both tables (about 14 minutes on 2 cores)
+#   scripts/callgrind.sh                          # all three tables (about 14 minutes on 2 cores)
 #   scripts/callgrind.sh --only "callback actor"  # some rows
 #   scripts/callgrind.sh --profile w1 actor       # one profile, annotated (top functions, inclusive)
 set -euo pipefail
@@ -90,7 +91,7 @@ trap 'rm -rf "$work"' EXIT
 # difference of two runs is as exact at 20,000 units as at 100,000).
 units_of() { # workload contender
     local n
-    case $1 in w1 | child) n=100000 ;; w2) n=50000 ;; w3 | w3-callback) n=10000 ;; keyed-children) n=20000 ;; esac
+    case $1 in w1 | child) n=100000 ;; w2) n=50000 ;; w3 | w3-callback | loops) n=10000 ;; keyed-children) n=20000 ;; esac
     if [ "$2" = opencombine ]; then n=$((n / 5)); fi
     echo "$n"
 }
@@ -115,7 +116,7 @@ per_unit() { # workload contender
 }
 
 if [ "${1:-}" = --profile ]; then
-    workload=${2:?workload: w1, w2, w3, w3-callback, child or keyed-children}
+    workload=${2:?workload: w1, w2, w3, w3-callback, child, keyed-children or loops}
     contender=${3:?contender: bare, callback, actor, stream or opencombine}
     out="$work/profile"
     # shellcheck disable=SC2046
@@ -163,3 +164,10 @@ if [ -n "$backends" ]; then
         echo "| $backend | $child | $children | $ratio |"
     done
 fi
+
+# Issue 12's create + stop, per idle loop (the `loops` scenario's memory is RSS, in feedback-bench).
+printf '\n| idle loops (callgrind) | create, start, stop and release, per loop |\n|---|---|\n'
+for contender in $contenders; do
+    echo "callgrind: loops on $contender" >&2
+    echo "| $contender | $(per_unit loops "$contender") |"
+done

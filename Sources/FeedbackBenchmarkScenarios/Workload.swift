@@ -26,11 +26,15 @@ public enum Contender: Hashable, Sendable, CustomStringConvertible {
 /// Two more have no peer (its `system` has no composition): an event into a child feature's own
 /// loop, and an event into a parent of 1,000 keyed children of that feature, one changing per
 /// event (`composition`); the second over the first is issue 13's ratio, in instructions.
+///
+/// `loops` is the `loops` scenario's life of an idle loop, counted per loop: create it (one
+/// feedback, whose query stays `nil`), let it start, stop it and release it.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     case w1, w2, w3
     case w3callback = "w3-callback"
     case child
     case children = "keyed-children"
+    case loops
 
     /// The scenario this workload reproduces.
     public var scenario: Scenario {
@@ -39,6 +43,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w2: .pingpong
         case .w3, .w3callback: .cancellation
         case .child, .children: .composition
+        case .loops: .loops
         }
     }
 
@@ -53,6 +58,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w3, .w3callback: 10_000
         case .child: 100_000
         case .children: 20_000
+        case .loops: 10_000
         }
     }
 
@@ -146,6 +152,23 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
             _ = await CompositionScenario.bare(events: units)
         case (.child, .peer), (.children, .peer):
             throw ScenarioFailure("\(rawValue): \(PeerSystems.name) has no composition of features to run it on")
+        case (.loops, .backend(let backend)):
+            var loops: [Loop<Int, Int>] = []
+            loops.reserveCapacity(units)
+            for _ in 0..<units { loops.append(Systems.idleCounter(backend)) }
+            for loop in loops { await loop.waitUntilIdle() }
+            // Checked without building a message per loop, which would be counted with the loop.
+            if let index = loops.firstIndex(where: { $0.state != 0 || $0.statistics != LoopStatistics() }) {
+                try RunCheck(
+                    run: "loops, \(backend), loop \(index)", expectedState: 0, finalState: loops[index].state,
+                    expectedReduced: 0, statistics: loops[index].statistics, expectedStarted: 0
+                ).validate()
+            }
+            for loop in loops { await loop.stop() }
+        case (.loops, .bare):
+            _ = LoopsScenario.bare(count: units)
+        case (.loops, .peer):
+            _ = try LoopsScenario.measurePeer(count: units)
         }
     }
 }

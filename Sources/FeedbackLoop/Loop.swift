@@ -94,17 +94,29 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
 
     /// The configuration labelled with the feedbacks' labels, and the instrumentation of the
     /// caller and of every instrument it names, combined.
-    @usableFromInline
+    ///
+    /// Inlinable, with the common case (no label, no hook, no instrument, a logger above `debug`)
+    /// decided here: the library's generic code behind it looks up run-time metadata for these
+    /// types, ~1,500 instructions a loop that a server making a loop per request pays for nothing.
+    @inlinable
     static func prepare(
         _ configuration: LoopConfiguration,
         _ instrumentation: LoopInstrumentation<State, Event>?,
         feedbacks: [Feedback<State, Event>]
     ) -> (LoopConfiguration, LoopInstrumentation<State, Event>?) {
-        (configuration.labelling(feedbacks), configuration.instrumentation(adding: instrumentation, feedbacks: feedbacks))
+        let labelled = feedbacks.contains { $0.label != nil }
+        if !labelled, instrumentation == nil, !configuration.isInstrumented { return (configuration, nil) }
+        return (configuration.labelling(feedbacks), configuration.instrumentation(adding: instrumentation, feedbacks: feedbacks))
     }
 
     deinit {
-        core.beginStop()
+        // A loop stopped before its release has nothing left to begin. A deinit of a generic class
+        // runs the library's unspecialised code, where `beginStop()` found `alreadyStopping` only
+        // after ~1,100 instructions of run-time metadata lookups. Whoever began the stop held this
+        // loop, so the release of the last reference orders their store before this load.
+        if !core.stopRequested.load(ordering: .relaxed) {
+            core.beginStop()
+        }
     }
 
     /// Sends an event into the loop. Returns at once and never waits for effects.
@@ -132,6 +144,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///   ``LoopError/cancelled`` if the calling task was cancelled while waiting for room (the
     ///   event was then never queued). Once queued, an event is reduced even if the caller is
     ///   cancelled.
+    @inlinable
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
         try await core.submit(event)
@@ -144,11 +157,13 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// the actor (``Backend/actor``) is draining a batch, it may lag behind the reducer by the
     /// events of that batch. To follow every state, use ``observe(_:)`` or
     /// ``states``.
+    @inlinable
     public var state: State {
         core.published
     }
 
     /// Counters of events reduced and dropped and of effects started and ended.
+    @inlinable
     public var statistics: LoopStatistics {
         core.statistics
     }
@@ -159,6 +174,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// The observer runs where the reducer runs (see ``Loop``), one call at a time; it must be
     /// quick and may call ``send(_:)``. Observing a stopped loop calls `observer` once with the
     /// final state — at once, or, while a stop is under way, once the stop has settled it.
+    @inlinable
     public func observe(_ observer: @escaping @Sendable (State) -> Void) -> Observation {
         guard let id = core.addObserver(onState: observer, onStop: nil) else {
             return Observation {}
@@ -197,6 +213,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// For tests and orderly hand-offs. A loop with a never-ending effect (an `events` source, a
     /// timer) never becomes idle; a stopped loop is idle. Called from inside one of this loop's
     /// own effects it cannot be satisfied, so it logs an error and returns at once.
+    @inlinable
     public func waitUntilIdle() async {
         await core.waitUntilIdle()
     }
@@ -248,6 +265,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - timeout: How long to wait for the effects to end.
     ///   - clock: The clock that measures `timeout`; a test clock makes the bound deterministic.
+    @inlinable
     @discardableResult
     public func stop<C: Clock>(timeout: Duration, clock: C = ContinuousClock()) async -> StopReport
     where C.Duration == Duration {
@@ -299,6 +317,7 @@ public struct EffectIdentity: Sendable, Hashable, CustomStringConvertible {
 public final class Observation: Sendable {
     private let cancellation: Cancellation
 
+    @usableFromInline
     init(_ onCancel: @escaping @Sendable () -> Void) {
         self.cancellation = Cancellation(onCancel)
     }

@@ -80,14 +80,15 @@ struct FeedbackBench: ParsableCommand {
 
     @Flag(help: """
         Run one workload once, untimed and checked, for valgrind callgrind: --workload, or the \
-        --scenario's (throughput: W1, pingpong: W2, cancellation: W3, composition: keyed-children); \
-        --events sets the units.
+        --scenario's (throughput: W1, pingpong: W2, cancellation: W3, composition: keyed-children, \
+        loops: loops); --events sets the units.
         """)
     var instructions = false
 
     @Option(help: """
         With --instructions: w1, w2, w3, w3-callback (W3 with a .callback effect), child (an event \
-        into a child feature's own loop) or keyed-children (into 1,000 keyed children of it).
+        into a child feature's own loop), keyed-children (into 1,000 keyed children of it) or loops \
+        (create, start, stop and release an idle loop).
         """)
     var workload: String?
 

@@ -22,17 +22,25 @@ public protocol LoopInstrument: Sendable {
 }
 
 extension LoopConfiguration {
+    /// Whether a loop made with this configuration has hooks of the configuration's own: the
+    /// logger's debug and trace lines, or ``instruments``.
+    @usableFromInline
+    var isInstrumented: Bool {
+        logger.logLevel <= .debug || !instruments.isEmpty
+    }
+
     /// Everything that watches a loop made with this configuration, as one instrumentation:
     /// the logger's debug and trace lines (when its level lets them through), each of
     /// ``instruments``, then `instrumentation`, with effects named by their feedbacks' labels.
     ///
     /// ``Loop`` calls it once, when it is made; nothing here runs per event unless a hook does.
+    @usableFromInline
     func instrumentation<State: Sendable, Event: Sendable>(
         adding instrumentation: LoopInstrumentation<State, Event>?,
         feedbacks: [Feedback<State, Event>]
     ) -> LoopInstrumentation<State, Event>? {
         var all: [LoopInstrumentation<State, Event>] = []
-        if logger.logLevel <= .debug {
+        if logger.logLevel <= .debug {  // see `isInstrumented`
             all.append(.verboseLogging(logger, label: label))
         }
         for instrument in instruments {
@@ -50,6 +58,7 @@ extension LoopConfiguration {
 extension LoopConfiguration {
     /// This configuration, knowing the labels of `feedbacks` for the messages it logs.
     /// ``Loop`` calls it once, when it is made.
+    @usableFromInline
     func labelling<State: Sendable, Event: Sendable>(_ feedbacks: [Feedback<State, Event>]) -> LoopConfiguration {
         // Unlabelled loops keep the shared empty array: 100,000 idle loops pay no allocation.
         guard feedbacks.contains(where: { $0.label != nil }) else { return self }

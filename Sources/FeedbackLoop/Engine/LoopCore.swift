@@ -77,7 +77,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
     }
 
-    @usableFromInline
+    @inlinable
     func reportDrop(_ event: Event?, reason: DropReason, firstWarning: Bool) {
         if let event { instrumentation?.onDrop?(event, reason) }
         guard firstWarning else { return }
@@ -257,7 +257,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     }
 
     /// Items dequeued but not handled because stop began: counted, and their callers told.
-    @usableFromInline
+    @inlinable
     func discard(_ items: some Collection<QueueItem<State, Event>>) {
         let count = reportDiscarded(items)
         if count > 0 {
@@ -267,7 +267,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     /// Tells whoever sent the events that stop discarded: each is reported to `onDrop`, and each
     /// `sendAndWait` caller gets `LoopError.stopped`. Returns how many items were events.
-    @usableFromInline
+    @inlinable
     @discardableResult
     func reportDiscarded(_ items: some Sequence<QueueItem<State, Event>>) -> Int {
         var count = 0
@@ -374,7 +374,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// An effect ended by itself (``Sink/finish()`` or ``Sink/finish(sending:)``), with `event`
     /// as its last word: the effect counts as finished *before* the event is queued, so whatever
     /// the reducer does with the event cannot cancel the effect that sent it.
-    @usableFromInline
+    @inlinable
     func finish(_ handle: EffectHandle, sending event: Event?) {
         guard handle.markFinished() else {
             // Cancelled (or ended) before it finished: its last word is late, like any other.
@@ -394,7 +394,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// Adds an observer through the queue, so that it sees the current state first and then
     /// every later one, none skipped. Returns its id, or `nil` if the loop had stopped (then the
     /// observer has already had the final state and its stop).
-    @usableFromInline
+    @inlinable
     func addObserver(onState: @escaping @Sendable (State) -> Void, onStop: (@Sendable () -> Void)?) -> Int? {
         let action = lock.withLock { $0.addObserver(onState: onState, onStop: onStop) }
         switch action {
@@ -410,7 +410,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
     }
 
-    @usableFromInline
+    @inlinable
     func removeObserver(_ id: Int) {
         let action = lock.withLock { $0.removeObserver(id) }
         perform(action, event: nil)
@@ -420,7 +420,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     /// Begins stopping without waiting: no event is reduced from now on, queued ones are
     /// discarded, and every effect is cancelled once the drain role is free.
-    @usableFromInline
+    @inlinable
     func beginStop() {
         if beginStopTakingTeardown() { tearDown() }
         driver.stopBegan(self)
@@ -437,7 +437,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     /// Stop's transition and its reports; `true` if the caller now holds the drain role and must
     /// tear down.
-    @usableFromInline
+    @inlinable
     func beginStopTakingTeardown() -> Bool {
         stopRequested.store(true, ordering: .relaxed)
         let action = lock.withLock { $0.beginStop() }
@@ -453,13 +453,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     }
 
     /// The caller holds the drain role after stop began: tear down where the machine lives.
-    @usableFromInline
+    @inlinable
     func tearDown() {
         driver.tearDown(self)
     }
 
     /// Finishes observers, releases feedbacks and cancels every running effect exactly once.
-    @usableFromInline
+    @inlinable
     func tearDown(_ machine: Machine<State, Event>) {
         machine.tearDown(core: self)
         var running = lock.withLock { $0.effectsToCancel() }
@@ -501,7 +501,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// Returns once the loop has stopped and every effect has ended — every effect but the
     /// calling one, when called from inside one of this loop's effects (it would otherwise wait
     /// for itself).
-    @usableFromInline
+    @inlinable
     func waitUntilStopped() async {
         let except = callingEffect
         let id = nextID()
@@ -512,7 +512,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     }
 
     /// Like ``waitUntilStopped()``, but gives up when the calling task is cancelled.
-    @usableFromInline
+    @inlinable
     func waitUntilStoppedOrCancelled() async {
         let except = callingEffect
         let id = nextID()
@@ -535,7 +535,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     }
 
     /// Stops, waiting at most `timeout` for the effects to end; reports those still running then.
-    @usableFromInline
+    @inlinable
     func stop<C: Clock>(timeout: Duration, clock: C) async -> StopReport where C.Duration == Duration {
         beginStop()
         let stoppedInTime = await withTaskGroup(of: Bool.self) { group in
@@ -557,7 +557,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         return StopReport(unfinishedEffects: lock.withLock { $0.unfinishedEffects(except: except) })
     }
 
-    @usableFromInline
+    @inlinable
     func waitUntilIdle() async {
         if let effect = callingEffect {
             // The loop cannot become idle while the caller, one of its effects, is running.
@@ -586,7 +586,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
     }
 
-    @usableFromInline
+    @inlinable
     func submit(_ event: Event) async throws -> State {
         let id = nextID()
         return try await withTaskCancellationHandler {
@@ -614,12 +614,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
     }
 
-    @usableFromInline
+    @inlinable
     var published: State {
         lock.withLock { $0.published }
     }
 
-    @usableFromInline
+    @inlinable
     var statistics: LoopStatistics {
         lock.withLock { state in
             var statistics = state.statistics
