@@ -53,6 +53,8 @@ final class ChildEffects<Event: Sendable>: EffectDoor {
     @exclusivity(unchecked) @usableFromInline var running: [UInt64: EffectHandle] = [:]
     @exclusivity(unchecked) @usableFromInline var pruneAt = 16
     @exclusivity(unchecked) @usableFromInline var isFirstStep = true
+    /// Set by ``endAll()``: the child is gone, and a slot that still names it must not reach it.
+    @exclusivity(unchecked) @usableFromInline var ended = false
 
     @inlinable
     init(parent: any ParentDoor<Event>) {
@@ -85,6 +87,7 @@ final class ChildEffects<Event: Sendable>: EffectDoor {
     /// and counted like those of any cancelled effect.
     @inlinable
     func endAll() {
+        ended = true
         let running = self.running
         self.running = [:]
         for handle in running.values where handle.isRunning {

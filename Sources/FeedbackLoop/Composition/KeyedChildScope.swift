@@ -127,6 +127,12 @@ final class KeyedChildren<
     @exclusivity(unchecked) @usableFromInline var seenChunks: [UInt64] = []
     @exclusivity(unchecked) @usableFromInline var seenSlots: [UInt64] = []
     @exclusivity(unchecked) @usableFromInline var seenIDs: [ID?] = []
+    /// The running child last shown in each slot, beside `seenIDs`: a slot that changed but still
+    /// names the same child reaches it without hashing its id into `live` (~180 instructions an
+    /// event). Cleared when the slot is seen empty, truncated with the slots and reset by
+    /// `reconcile`, so it never names a child that ended; `visit` checks that anyway, since
+    /// stepping an ended child would start effects nothing cancels.
+    @exclusivity(unchecked) @usableFromInline var seenChildren: [LiveChild<ChildState, ChildEvent>?] = []
     @exclusivity(unchecked) @usableFromInline var warnedOrphan = false
     /// The child the step's event is addressed to, and whether the step ended it: an event for a
     /// child that the same step removed is not an orphan. Noted as children end rather than
@@ -183,6 +189,7 @@ final class KeyedChildren<
             }
             seenSlots.removeSubrange(states.slotCount...)
             seenIDs.removeSubrange(states.slotCount...)
+            seenChildren.removeSubrange(states.slotCount...)
             seenChunks.removeSubrange(Swift.min(states.chunks.count, seenChunks.count)...)
         }
         if states.previousRevision == revision, states.lastWrittenSlot >= 0 {
@@ -215,19 +222,26 @@ final class KeyedChildren<
         while seenSlots.count <= slot {
             seenSlots.append(0)
             seenIDs.append(nil)
+            seenChildren.append(nil)
         }
         guard entry.revision != seenSlots[slot] else { return }
         seenSlots[slot] = entry.revision
-        if let previous = seenIDs[slot], previous != entry.id, !states.contains(id: previous) {
+        let previous = seenIDs[slot]
+        if let previous, previous != entry.id, !states.contains(id: previous) {
             end(previous)
         }
         seenIDs[slot] = entry.id
         if let value = entry.value {
             let event = addressed.flatMap { $0.0 == entry.id ? $0.1 : nil }
             if event != nil { delivered = true }
-            show(entry.id, value, event)
-        } else if !states.contains(id: entry.id) {
-            end(entry.id)
+            if previous == entry.id, let child = seenChildren[slot], !child.effects.ended {
+                child.step(value, event, appeared: false)
+            } else {
+                seenChildren[slot] = show(entry.id, value, event)
+            }
+        } else {
+            seenChildren[slot] = nil
+            if !states.contains(id: entry.id) { end(entry.id) }
         }
     }
 
@@ -248,6 +262,8 @@ final class KeyedChildren<
                 seenIDs.append(entry.id)
             }
         }
+        // Filled as each slot is next shown: `live` finds the children until then.
+        seenChildren = Array(repeating: nil, count: seenIDs.count)
         var delivered = false
         for (id, value) in states {
             let event = addressed.flatMap { $0.0 == id ? $0.1 : nil }
@@ -257,10 +273,13 @@ final class KeyedChildren<
         return delivered
     }
 
+    /// Shows the child with this id a step, starting it if it is new; returns it.
     @inlinable
-    func show(_ id: ID, _ value: ChildState, _ event: ChildEvent?) {
+    @discardableResult
+    func show(_ id: ID, _ value: ChildState, _ event: ChildEvent?) -> LiveChild<ChildState, ChildEvent> {
         if let child = live[id] {
             child.step(value, event, appeared: false)
+            return child
         } else {
             let embed = scope.embed
             let child = LiveChild(
@@ -268,6 +287,7 @@ final class KeyedChildren<
                 parent: EmbeddedDoor<ChildEvent, Door>(lent: lent, embed: { embed(id, $0) }))
             live[id] = child
             child.step(value, nil, appeared: true)
+            return child
         }
     }
 

@@ -158,6 +158,31 @@ struct CompositionTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func aChildAddedBackUnderItsIDIsANewChildWhereverCompactionPutsIt(backend: Backend) async throws {
+        let effects = Kid.Effects()
+        let loop = makeLoop(backend, effects)
+        try await loop.sendAndWait(.adopt(1, Kid.State(name: "one", query: 1)))
+        try await loop.sendAndWait(.release(1))
+        try await loop.sendAndWait(.adopt(1, Kid.State(name: "one", query: 1)))
+        #expect(effects.probe.started("one#1") == 2)
+        // Enough removals that the collection compacts: the second kid 1 moves into the slot the
+        // first one held, which the feedback last saw naming id 1.
+        for id in 100..<140 { try await loop.sendAndWait(.adopt(id, Kid.State(name: "k\(id)"))) }
+        for id in 100..<140 { try await loop.sendAndWait(.release(id)) }
+        #expect(loop.state.kids.ids == [1])
+
+        try await loop.sendAndWait(.kid(1, .setQuery(2)))
+        #expect(effects.probe.cancelled("one#1") == 2, "the kid now in the slot ran the effect, and it is the one cancelled")
+        #expect(effects.probe.started("one#2") == 1)
+        let sink = try #require(effects["one#2"])
+        sink(.add(3))
+        await loop.barrier()
+        #expect(loop.state.kids[id: 1]?.count == 3)
+        await loop.stop()
+        #expect(effects.probe.cancelled("one#2") == 1)
+    }
+
+    @Test(arguments: Backend.allCases)
     func aCollectionBuiltElsewhereIsMatchedByID(backend: Backend) async throws {
         let effects = Kid.Effects()
         let loop = makeLoop(backend, effects)
