@@ -166,9 +166,7 @@ extension Workload {
 
     @inline(never)
     func childOnBackend(_ backend: Backend, units: Int) async throws {
-        let loop = Loop(
-            initial: 0, reduce: CompositionScenario.Child.reduce, feedbacks: CompositionScenario.Child.feedbacks,
-            backend: backend)
+        let loop = CompositionScenario.child(backend)
         for _ in 0..<units { loop.send(1) }
         await loop.waitUntilIdle()
         try RunCheck(

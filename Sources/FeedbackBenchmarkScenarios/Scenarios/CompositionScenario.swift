@@ -88,6 +88,11 @@ public struct CompositionScenario: Sendable {
         embed: ParentEvent.child,
         extract: { if case .child(let id, let event) = $0 { (id, event) } else { nil } })
 
+    /// The child feature as a loop of its own.
+    public static func child(_ backend: Backend) -> Loop<Int, Int> {
+        Loop(initial: 0, reduce: Child.reduce, feedbacks: Child.feedbacks, backend: backend)
+    }
+
     public static func parent(_ backend: Backend) -> Loop<Parent, ParentEvent> {
         var initial = Parent()
         for id in 0..<children { initial.children[id: id] = 0 }
@@ -102,7 +107,7 @@ public struct CompositionScenario: Sendable {
 
     /// Nanoseconds per event into the child's own loop, after checking every event was reduced.
     public static func measureSingle(_ backend: Backend, events: Int) async throws -> Double {
-        let loop = Loop(initial: 0, reduce: Child.reduce, feedbacks: Child.feedbacks, backend: backend)
+        let loop = child(backend)
         await loop.waitUntilIdle()
         let elapsed = await Nanoseconds.measure {
             await onDedicatedThreads(1) { _ in

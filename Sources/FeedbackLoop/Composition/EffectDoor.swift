@@ -29,7 +29,7 @@ extension Effects: EffectDoor {
     @usableFromInline
     func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool) {
         core.lock.withLock { $0.countOrphaned() }
-        core.instrumentation?.onOrphan?(description())
+        core.instrumentation?.hooks.onOrphan?(description())
         guard warn else { return }
         core.configuration.logger.warning(
             "event for a child that no longer exists was dropped; later ones are counted in statistics",

@@ -81,7 +81,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     @usableFromInline
     func reportDrop(_ event: Event?, reason: DropReason, firstWarning: Bool) {
-        if let event { instrumentation?.onDrop?(event, reason) }
+        if let event { instrumentation?.hooks.onDrop?(event, reason) }
         guard firstWarning else { return }
         switch reason {
         case .afterStop:
@@ -277,10 +277,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             switch item {
             case .event(let event, _):
                 count += 1
-                instrumentation?.onDrop?(event, .discardedAtStop)
+                instrumentation?.hooks.onDrop?(event, .discardedAtStop)
             case .submit(let event, let reply):
                 count += 1
-                instrumentation?.onDrop?(event, .discardedAtStop)
+                instrumentation?.hooks.onDrop?(event, .discardedAtStop)
                 reply.resume(throwing: LoopError.stopped)
             case .start, .addObserver, .removeObserver:
                 break
@@ -298,14 +298,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             return nil
         case .send(let events):
             let id = nextID()
-            instrumentation?.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
             let dropped = lock.withLock { $0.sendEffect(events) }
             for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
-            instrumentation?.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
         case .run(let priority, let body):
             let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true)
-            instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
             if case .stream(let driver) = driver {
@@ -337,7 +337,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             return handle
         case .callback(let body):
             let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false)
-            instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let cancellation = body(Sink(receiver: self, handle: handle))
             let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .cancellation(cancellation))) }
             _ = unkept  // released here, after the lock
@@ -351,7 +351,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         var (entry, followup) = lock.withLock { $0.cancelled(handle) }
         entry?.stopper.stop()
         entry = nil
-        instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .cancelled))
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .cancelled))
         followup.perform()
     }
 
@@ -366,7 +366,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         // Report before the registry forgets the effect: once it does, `waitUntilIdle` and `stop`
         // may return, and whoever waited must find the end already reported.
         if let outcome {
-            instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
         }
         if ranToEnd, let error { configuration.reportEffectFailure(error, feedback: handle.feedback) }
         var followup = lock.withLock { $0.taskReturned(handle.id, outcome: outcome) }
@@ -382,10 +382,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             // Cancelled (or ended) before it finished: its last word is late, like any other.
             guard let event else { return }
             lock.withLock { $0.countDroppedFromCancelledEffect() }
-            instrumentation?.onDrop?(event, .fromCancelledEffect)
+            instrumentation?.hooks.onDrop?(event, .fromCancelledEffect)
             return
         }
-        instrumentation?.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))
         var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: event) }
         followup.perform()
         perform(enqueued, event: event)
@@ -477,7 +477,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             cancelled += 1
             effect.stopper.stop()
             if !effect.handle.isTask { endedNow.append(effect.handle.id) }
-            instrumentation?.onEffect?(
+            instrumentation?.hooks.onEffect?(
                 EffectLifecycleEvent(effect: effect.handle.id, feedback: effect.handle.feedback, kind: .cancelled))
         }
         running = []  // before the lock: these may be the last references
@@ -656,16 +656,10 @@ struct EffectMarker: Sendable {
 /// A loop's ``LoopInstrumentation``, held by reference (see ``LoopCore/instrumentation``).
 @usableFromInline
 final class InstrumentationHooks<State: Sendable, Event: Sendable>: Sendable {
-    @usableFromInline let onTransition: (@Sendable (_ before: State, _ event: Event, _ after: State) -> Void)?
-    @usableFromInline let onEffect: (@Sendable (_ event: EffectLifecycleEvent) -> Void)?
-    @usableFromInline let onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)?
-    @usableFromInline let onOrphan: (@Sendable (_ childEvent: String) -> Void)?
+    @usableFromInline let hooks: LoopInstrumentation<State, Event>
 
     @inlinable
-    init(_ instrumentation: LoopInstrumentation<State, Event>) {
-        onTransition = instrumentation.onTransition
-        onEffect = instrumentation.onEffect
-        onDrop = instrumentation.onDrop
-        onOrphan = instrumentation.onOrphan
+    init(_ hooks: LoopInstrumentation<State, Event>) {
+        self.hooks = hooks
     }
 }

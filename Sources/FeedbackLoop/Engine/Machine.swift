@@ -62,7 +62,7 @@ final class Machine<State: Sendable, Event: Sendable> {
     func receive(_ event: Event, from handle: EffectHandle?, core: LoopCore<State, Event>) {
         if let handle, handle.isCancelled {
             droppedFromCancelledEffects &+= 1
-            core.instrumentation?.onDrop?(event, .fromCancelledEffect)
+            core.instrumentation?.hooks.onDrop?(event, .fromCancelledEffect)
             return
         }
         step(event, core: core)
@@ -80,7 +80,7 @@ final class Machine<State: Sendable, Event: Sendable> {
 
     @inlinable
     func step(_ event: Event, core: LoopCore<State, Event>) {
-        if let onTransition = core.instrumentation?.onTransition {
+        if let onTransition = core.instrumentation?.hooks.onTransition {
             let before = state
             reduce(&state, event)
             onTransition(before, event, state)
