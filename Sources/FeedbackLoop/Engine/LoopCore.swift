@@ -12,11 +12,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @usableFromInline let lock: Lock<CoreState<State, Event>>
     /// Set when stop begins, so that a drain under way stops reducing mid-batch. A hint read
     /// without the lock; the lock-protected phase is the authority.
-    @usableFromInline let stopRequested = Atomic<Bool>(false)
-    @usableFromInline let ids = Atomic<UInt64>(0)
+    @usableFromInline let stopRequested: Atomic<Bool>
+    @usableFromInline let ids: Atomic<UInt64>
     /// How many observers the machine holds: kept by the drain-role holder, read by tests that
     /// check an observer or a `states` subscriber really left.
-    @usableFromInline let observerCount = Atomic<Int>(0)
+    @usableFromInline let observerCount: Atomic<Int>
     @usableFromInline let configuration: LoopConfiguration
     /// `nil` for an uninstrumented loop, the common case: boxed, so that such a loop keeps one
     /// word for it rather than four optional closures (56 bytes more per idle loop).
@@ -32,11 +32,20 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         configuration: LoopConfiguration,
         instrumentation: LoopInstrumentation<State, Event>?
     ) {
-        self.lock = Lock(CoreState(initial: initial, capacity: configuration.capacity.limit))
+        // Every value is built before the first store, and the atomics are stored last: in the
+        // other order Swift 6.3's release build of this init crashes the compiler ("Found outside
+        // of lifetime use", a `drop_deinit` of `stopRequested` in CopyPropagation) once
+        // `LoopConfiguration` is a single reference.
+        let driver = Driver(
+            backend, machine: Machine(initial: initial, reduce: reduce, feedbacks: feedbacks), configuration: configuration)
+        let lock = Lock(CoreState<State, Event>(initial: initial, capacity: configuration.capacity.limit))
+        self.lock = lock
         self.configuration = configuration
         self.instrumentation = instrumentation.map(InstrumentationHooks.init)
-        self.driver = Driver(
-            backend, machine: Machine(initial: initial, reduce: reduce, feedbacks: feedbacks), configuration: configuration)
+        self.driver = driver
+        self.stopRequested = Atomic(false)
+        self.ids = Atomic(0)
+        self.observerCount = Atomic(0)
     }
 
     @inlinable
