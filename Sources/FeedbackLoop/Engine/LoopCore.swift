@@ -9,7 +9,7 @@ import Synchronization
 /// a loop runs its `deinit`, which stops the core and lets every effect go.
 @usableFromInline
 final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable {
-    @usableFromInline let lock: Lock<CoreState<State, Event>>
+    @usableFromInline let lock: InlineLock<CoreState<State, Event>>
     /// Set when stop begins, so that a drain under way stops reducing mid-batch. A hint read
     /// without the lock; the lock-protected phase is the authority.
     @usableFromInline let stopRequested: Atomic<Bool>
@@ -38,8 +38,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         // `LoopConfiguration` is a single reference.
         let driver = Driver(
             backend, machine: Machine(initial: initial, reduce: reduce, feedbacks: feedbacks), configuration: configuration)
-        let lock = Lock(CoreState<State, Event>(initial: initial, capacity: configuration.capacity.limit))
-        self.lock = lock
+        self.lock = InlineLock(CoreState<State, Event>(initial: initial, capacity: configuration.capacity.limit))
         self.configuration = configuration
         self.instrumentation = instrumentation.map(InstrumentationHooks.init)
         self.driver = driver
