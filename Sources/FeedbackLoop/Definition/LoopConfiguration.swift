@@ -87,8 +87,12 @@ public struct LoopConfiguration: Sendable {
         executor: (any SerialExecutor)? = nil,
         hosting: LoopHosting = .ownTask
     ) {
-        if label == Self.defaultLabel, capacity == .unbounded, logger == nil, onEffectError == nil,
-            instruments.isEmpty, executor == nil, hosting == .ownTask
+        // Compared with the shared storage itself, so that the two cannot drift apart: a default
+        // changed there and not here only makes such loops stop sharing it.
+        let shared = Self.defaultStorage
+        if label == shared.values.label, capacity == shared.values.capacity, hosting == shared.values.hosting,
+            logger == nil,
+            onEffectError == nil, instruments.isEmpty, executor == nil
         {
             self.storage = Self.defaultStorage
         } else {
@@ -130,15 +134,16 @@ public struct LoopConfiguration: Sendable {
         storage = Storage(values)
     }
 
-    private static let defaultLabel = "FeedbackLoop"
-
     // One logger shared by every loop that does not bring its own: creating a `Logger` asks the
     // logging system for a handler, which would cost each of 100,000 idle loops an allocation.
-    private static let defaultLogger = Logger(label: defaultLabel)
+    private static let defaultLogger = Logger(label: "FeedbackLoop")
 
+    /// The values of `LoopConfiguration()`, shared by every configuration made with them. Its
+    /// optional and collection fields must stay `nil` and empty: `init` checks only that the
+    /// caller's are.
     private static let defaultStorage = Storage(
         Values(
-            label: defaultLabel, capacity: .unbounded, logger: defaultLogger, onEffectError: nil, instruments: [],
+            label: "FeedbackLoop", capacity: .unbounded, logger: defaultLogger, onEffectError: nil, instruments: [],
             executor: nil, hosting: .ownTask))
 }
 
