@@ -164,8 +164,11 @@ final class EmbeddedDoor<ChildEvent: Sendable, Door: EffectDoor>: ParentDoor {
 }
 
 /// One child feature alive inside a parent: its running feedbacks and its door.
+///
+/// A class, so that reaching a child from the tables that find it (a keyed feedback keeps two)
+/// retains one reference, not each of its fields.
 @usableFromInline
-struct LiveChild<State: Sendable, Event: Sendable> {
+final class LiveChild<State: Sendable, Event: Sendable> {
     @usableFromInline let reactors: [ChildReactor<State, Event>]
     @usableFromInline let effects: ChildEffects<Event>
 
@@ -180,8 +183,9 @@ struct LiveChild<State: Sendable, Event: Sendable> {
     @inlinable
     func step(_ state: State, _ event: Event?, appeared: Bool) {
         effects.isFirstStep = appeared
-        for reactor in reactors {
-            reactor(state, event, effects)
+        // By index: `for reactor in reactors` retains the array for its iterator.
+        for index in reactors.indices {
+            reactors[index](state, event, effects)
         }
     }
 

@@ -50,6 +50,26 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
             self.slots = []
             slots.reserveCapacity(IdentifiedStates.chunkSize)
         }
+
+        /// Lets `body` change the value at `offset` and stamps it and the chunk with `revision`,
+        /// in one access to the slots: reaching them as `chunks[chunk].slots[offset]` for the
+        /// take, the put back and each stamp checks both buffers' uniqueness every time (four
+        /// accesses an event into a keyed child, ~100 instructions).
+        @inlinable
+        mutating func modify<Result>(
+            _ offset: Int, revision next: UInt64, _ body: (inout Value) throws -> Result
+        ) rethrows -> Result? {
+            revision = next
+            return try slots.withUnsafeMutableBufferPointer { slots in
+                // Taken out so that `body` changes a unique copy.
+                guard var value = slots[offset].value.take() else { return nil }
+                defer {
+                    slots[offset].value = value
+                    slots[offset].revision = next
+                }
+                return try body(&value)
+            }
+        }
     }
 
     @inlinable static var chunkShift: Int { 5 }
@@ -140,15 +160,9 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     @inlinable
     public mutating func modify<Result>(id: ID, _ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard let slot = index[id] else { return nil }
-        let chunk = slot >> Self.chunkShift
-        let offset = slot & (Self.chunkSize - 1)
-        // Taken out so that `body` changes a unique copy.
-        guard var value = chunks[chunk].slots[offset].value.take() else { return nil }
-        defer {
-            chunks[chunk].slots[offset].value = value
-            stamp(chunk: chunk, offset: offset)
-        }
-        return try body(&value)
+        let next = lineage.next()
+        defer { wrote(slot: slot, revision: next) }
+        return try chunks[slot >> Self.chunkShift].modify(slot & (Self.chunkSize - 1), revision: next, body)
     }
 
     /// Removes the child with this id and returns its value, or `nil` if there was none.

@@ -125,20 +125,34 @@ final class KeyedChildren<
     @exclusivity(unchecked) @usableFromInline var lineage: Lineage?
     @exclusivity(unchecked) @usableFromInline var revision: UInt64 = 0
     @exclusivity(unchecked) @usableFromInline var seenChunks: [UInt64] = []
-    @exclusivity(unchecked) @usableFromInline var seenSlots: [UInt64] = []
-    @exclusivity(unchecked) @usableFromInline var seenIDs: [ID?] = []
-    /// The running child last shown in each slot, beside `seenIDs`: a slot that changed but still
-    /// names the same child reaches it without hashing its id into `live` (~180 instructions an
-    /// event). Cleared when the slot is seen empty, truncated with the slots and reset by
-    /// `reconcile`, so it never names a child that ended; `visit` checks that anyway, since
-    /// stepping an ended child would start effects nothing cancels.
-    @exclusivity(unchecked) @usableFromInline var seenChildren: [LiveChild<ChildState, ChildEvent>?] = []
+    /// What each slot held when last seen, in one table so that a visit checks one buffer's
+    /// bounds and uniqueness, not three.
+    @exclusivity(unchecked) @usableFromInline var seen: [SeenSlot] = []
     @exclusivity(unchecked) @usableFromInline var warnedOrphan = false
     /// The child the step's event is addressed to, and whether the step ended it: an event for a
     /// child that the same step removed is not an orphan. Noted as children end rather than
     /// looked up before the step, which cost a hash of the id on every event.
     @exclusivity(unchecked) @usableFromInline var addressedID: ID?
     @exclusivity(unchecked) @usableFromInline var endedAddressed = false
+
+    /// A slot as last seen: its revision, the id it held and the running child last shown there.
+    /// The child lets a slot that changed but still names the same child reach it without
+    /// hashing its id into `live` (~180 instructions an event). It is cleared when the slot is
+    /// seen empty, truncated with the slots and reset by `reconcile`, so it never names a child
+    /// that ended; `visit` checks that anyway, since stepping an ended child would start effects
+    /// nothing cancels.
+    @usableFromInline
+    struct SeenSlot {
+        @usableFromInline var revision: UInt64
+        @usableFromInline var id: ID?
+        @usableFromInline var child: LiveChild<ChildState, ChildEvent>?
+
+        @inlinable
+        init(revision: UInt64, id: ID?) {
+            self.revision = revision
+            self.id = id
+        }
+    }
 
     @inlinable
     init(scope: KeyedChildScope<ParentState, ParentEvent, ID, ChildState, ChildEvent>, feedbacks: [Feedback<ChildState, ChildEvent>]) {
@@ -150,27 +164,32 @@ final class KeyedChildren<
     func reactor() -> (ParentState, ParentEvent?, Door) -> Void {
         { parent, event, door in
             self.lent.with(door) {
-                self.step(self.scope.children.read(parent), event.flatMap(self.scope.extract), door: door)
+                self.scope.children.withPointer(in: parent) { states in
+                    self.step(states, event.flatMap(self.scope.extract), door: door)
+                }
             }
         }
     }
 
+    /// One step of the parent. `states` points at the collection inside the parent's state, for
+    /// this call only (``PropertyAccess/withPointer(in:_:)``): read through, never kept, so that
+    /// no event pays for a copy of the collection.
     @inlinable
-    func step(_ states: States, _ addressed: (ID, ChildEvent)?, door: Door) {
+    func step(_ states: UnsafePointer<States>, _ addressed: (ID, ChildEvent)?, door: Door) {
         var delivered = false
         addressedID = addressed?.0
         endedAddressed = false
         defer { addressedID = nil }
-        if states.lineage !== lineage {
-            delivered = reconcile(states, addressed)
-        } else if states.revision != revision {
+        if states.pointee.lineage !== lineage {
+            delivered = reconcile(states.pointee, addressed)
+        } else if states.pointee.revision != revision {
             delivered = update(states, addressed)
         }
         guard let (id, childEvent) = addressed, !delivered else { return }
         let child = live[id]
-        if let child, let value = states[id: id] {
+        if let child, let value = states.pointee[id: id] {
             child.step(value, childEvent, appeared: false)
-        } else if child == nil, !endedAddressed, !states.contains(id: id) {
+        } else if child == nil, !endedAddressed, !states.pointee.contains(id: id) {
             door.childEventOrphaned("\(id): \(childEvent)", warn: !warnedOrphan)
             warnedOrphan = true
         }
@@ -179,69 +198,64 @@ final class KeyedChildren<
     /// The same lineage, changed: visits the chunks and slots whose revision differs from the
     /// one seen last time. Returns whether the addressed child was shown its event.
     @inlinable
-    func update(_ states: States, _ addressed: (ID, ChildEvent)?) -> Bool {
+    func update(_ states: UnsafePointer<States>, _ addressed: (ID, ChildEvent)?) -> Bool {
         var delivered = false
-        if states.slotCount < seenSlots.count {
+        if states.pointee.slotCount < seen.count {
             // A copy from before some children were added (or after `removeAll`): the slots
             // past its end are gone.
-            for slot in states.slotCount..<seenSlots.count {
-                if let id = seenIDs[slot], !states.contains(id: id) { end(id) }
+            for slot in states.pointee.slotCount..<seen.count {
+                if let id = seen[slot].id, !states.pointee.contains(id: id) { end(id) }
             }
-            seenSlots.removeSubrange(states.slotCount...)
-            seenIDs.removeSubrange(states.slotCount...)
-            seenChildren.removeSubrange(states.slotCount...)
-            seenChunks.removeSubrange(Swift.min(states.chunks.count, seenChunks.count)...)
+            seen.removeSubrange(states.pointee.slotCount...)
+            seenChunks.removeSubrange(Swift.min(states.pointee.chunks.count, seenChunks.count)...)
         }
-        if states.previousRevision == revision, states.lastWrittenSlot >= 0 {
+        if states.pointee.previousRevision == revision, states.pointee.lastWrittenSlot >= 0 {
             // One write since the state seen last: only its slot can differ.
-            let slot = states.lastWrittenSlot
+            let slot = states.pointee.lastWrittenSlot
             let chunk = slot >> States.chunkShift
             while seenChunks.count <= chunk { seenChunks.append(0) }
-            seenChunks[chunk] = states.chunks[chunk].revision
-            visit(slot, states.chunks[chunk].slots[slot & (States.chunkSize - 1)], in: states, addressed, &delivered)
+            seenChunks[chunk] = states.pointee.chunks[chunk].revision
+            visit(slot, states.pointee.chunks[chunk].slots[slot & (States.chunkSize - 1)], in: states, addressed, &delivered)
         } else {
-            for chunk in states.chunks.indices {
+            for chunk in states.pointee.chunks.indices {
                 if chunk == seenChunks.count { seenChunks.append(0) }
-                guard states.chunks[chunk].revision != seenChunks[chunk] else { continue }
-                seenChunks[chunk] = states.chunks[chunk].revision
+                guard states.pointee.chunks[chunk].revision != seenChunks[chunk] else { continue }
+                seenChunks[chunk] = states.pointee.chunks[chunk].revision
                 let base = chunk << States.chunkShift
-                let slots = states.chunks[chunk].slots
+                let slots = states.pointee.chunks[chunk].slots
                 for offset in slots.indices {
                     visit(base + offset, slots[offset], in: states, addressed, &delivered)
                 }
             }
         }
-        revision = states.revision
+        revision = states.pointee.revision
         return delivered
     }
 
     /// Shows the child in `slot` its new state if the slot changed since seen, ends the child it
     /// held before if that one is gone.
     @inlinable
-    func visit(_ slot: Int, _ entry: States.Slot, in states: States, _ addressed: (ID, ChildEvent)?, _ delivered: inout Bool) {
-        while seenSlots.count <= slot {
-            seenSlots.append(0)
-            seenIDs.append(nil)
-            seenChildren.append(nil)
+    func visit(_ slot: Int, _ entry: States.Slot, in states: UnsafePointer<States>, _ addressed: (ID, ChildEvent)?, _ delivered: inout Bool) {
+        while seen.count <= slot { seen.append(SeenSlot(revision: 0, id: nil)) }
+        guard entry.revision != seen[slot].revision else { return }
+        seen[slot].revision = entry.revision
+        let previous = seen[slot].id
+        if previous != entry.id {
+            seen[slot].id = entry.id
+            seen[slot].child = nil
+            if let previous, !states.pointee.contains(id: previous) { end(previous) }
         }
-        guard entry.revision != seenSlots[slot] else { return }
-        seenSlots[slot] = entry.revision
-        let previous = seenIDs[slot]
-        if let previous, previous != entry.id, !states.contains(id: previous) {
-            end(previous)
-        }
-        seenIDs[slot] = entry.id
         if let value = entry.value {
             let event = addressed.flatMap { $0.0 == entry.id ? $0.1 : nil }
             if event != nil { delivered = true }
-            if previous == entry.id, let child = seenChildren[slot], !child.effects.ended {
+            if let child = seen[slot].child, !child.effects.ended {
                 child.step(value, event, appeared: false)
             } else {
-                seenChildren[slot] = show(entry.id, value, event)
+                seen[slot].child = show(entry.id, value, event)
             }
         } else {
-            seenChildren[slot] = nil
-            if !states.contains(id: entry.id) { end(entry.id) }
+            seen[slot].child = nil
+            if !states.pointee.contains(id: entry.id) { end(entry.id) }
         }
     }
 
@@ -253,17 +267,14 @@ final class KeyedChildren<
         lineage = states.lineage
         revision = states.revision
         seenChunks = states.chunks.map(\.revision)
-        seenSlots = []
-        seenIDs = []
-        seenSlots.reserveCapacity(states.slotCount)
+        seen = []
+        seen.reserveCapacity(states.slotCount)
         for chunk in states.chunks {
             for entry in chunk.slots {
-                seenSlots.append(entry.revision)
-                seenIDs.append(entry.id)
+                seen.append(SeenSlot(revision: entry.revision, id: entry.id))
             }
         }
-        // Filled as each slot is next shown: `live` finds the children until then.
-        seenChildren = Array(repeating: nil, count: seenIDs.count)
+        // Each slot's child is noted when the slot is next shown: `live` finds them until then.
         var delivered = false
         for (id, value) in states {
             let event = addressed.flatMap { $0.0 == id ? $0.1 : nil }

@@ -31,6 +31,17 @@ struct PropertyAccess<Root, Value>: Sendable {
         }
     }
 
+    /// Calls `body` with the address of the value inside `root`, valid during the call only.
+    /// Reading through it borrows what `read` would copy: a retain and a release for every
+    /// reference the value holds (an ``IdentifiedStates`` holds three), on every event.
+    @inlinable
+    func withPointer<Result>(in root: Root, _ body: (UnsafePointer<Value>) throws -> Result) rethrows -> Result {
+        guard let offset else { return try withUnsafePointer(to: root[keyPath: keyPath], body) }
+        return try withUnsafePointer(to: root) { pointer in
+            try body(UnsafeRawPointer(pointer).advanced(by: offset).assumingMemoryBound(to: Value.self))
+        }
+    }
+
     @inlinable
     func modify<Result>(_ root: inout Root, _ body: (inout Value) throws -> Result) rethrows -> Result {
         guard let offset else { return try body(&root[keyPath: keyPath]) }
