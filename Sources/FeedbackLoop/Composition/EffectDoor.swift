@@ -109,19 +109,25 @@ protocol ParentDoor<ChildEvent>: AnyObject {
 /// The parent's door, lent to the children of a lifted feedback for the length of one step.
 ///
 /// A lifted feedback sets ``current`` before it runs its children's reactors and clears it after,
-/// so a child never keeps its parent (and through it the loop) alive between steps.
+/// so a child never keeps its parent (and through it the loop) alive between steps. It holds the
+/// door's address, not a copy: storing the door retained the loop's core and clearing it released
+/// it, on every step, for the rare step whose child starts or cancels an effect.
 @usableFromInline
 final class LentDoor<Door: EffectDoor> {
-    @exclusivity(unchecked) @usableFromInline var current: Door?
+    /// Valid only inside ``with(_:_:)``, which clears it before the door it points at goes.
+    @exclusivity(unchecked) @usableFromInline var current: UnsafePointer<Door>?
 
     @inlinable
     init() {}
 
     @inlinable
     func with(_ door: Door, _ body: () -> Void) {
-        current = door
-        body()
-        current = nil
+        withUnsafePointer(to: door) { door in
+            let outer = current
+            current = door
+            body()
+            current = outer
+        }
     }
 
     @inlinable
@@ -130,7 +136,7 @@ final class LentDoor<Door: EffectDoor> {
             // Children's reactors run only inside `with`; nothing else holds a child's door.
             preconditionFailure("a child feature's effect was started outside its parent's step")
         }
-        return current
+        return current.pointee
     }
 }
 

@@ -183,6 +183,30 @@ struct CompositionTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func compactionMovesEveryLiveChildWithItsOwnFeedbacks(backend: Backend) async throws {
+        let effects = Kid.Effects()
+        let loop = makeLoop(backend, effects)
+        // Kids 1 and 2 in slots 1 and 3, among 40 kids that go. The 32nd release compacts the
+        // collection: kid 1 moves into slot 0 (kid 100's, ended), kid 2 into slot 1, which the
+        // feedback last saw holding kid 1, still alive.
+        try await loop.sendAndWait(.adopt(100, Kid.State(name: "k100")))
+        try await loop.sendAndWait(.adopt(1, Kid.State(name: "one", query: 1)))
+        try await loop.sendAndWait(.adopt(101, Kid.State(name: "k101")))
+        try await loop.sendAndWait(.adopt(2, Kid.State(name: "two", query: 1)))
+        for id in 102..<140 { try await loop.sendAndWait(.adopt(id, Kid.State(name: "k\(id)"))) }
+        let before = effects.probe.entries
+        for id in 100..<140 { try await loop.sendAndWait(.release(id)) }
+        #expect(loop.state.kids.ids == [1, 2])
+        #expect(effects.probe.entries == before, "moving a kid changes none of its queries: no effect starts or ends")
+
+        try await loop.sendAndWait(.kid(2, .setQuery(2)))
+        #expect(effects.probe.entries.suffix(2) == [.cancelled("two#1"), .started("two#2")])
+        try await loop.sendAndWait(.kid(1, .setQuery(3)))
+        #expect(effects.probe.entries.suffix(2) == [.cancelled("one#1"), .started("one#3")])
+        await loop.stop()
+    }
+
+    @Test(arguments: Backend.allCases)
     func aCollectionBuiltElsewhereIsMatchedByID(backend: Backend) async throws {
         let effects = Kid.Effects()
         let loop = makeLoop(backend, effects)
