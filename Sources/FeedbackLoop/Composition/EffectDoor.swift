@@ -187,6 +187,7 @@ final class LiveChild<State: Sendable, Event: Sendable> {
     /// Shows the child a step: its first one (`appeared`), one of its own events, or a change
     /// its parent made.
     @inlinable
+    @inline(__always)  // Into a keyed feedback's `visit`, on every event for a child.
     func step(_ state: State, _ event: Event?, appeared: Bool) {
         effects.isFirstStep = appeared
         // By index: `for reactor in reactors` retains the array for its iterator.

@@ -158,6 +158,7 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     /// `nil` without calling `body` if there is no such child. One lookup, where
     /// `self[id: id]?.change()` makes two.
     @inlinable
+    @inline(__always)  // Into the reducer: a keyed scope's every child event comes through here.
     public mutating func modify<Result>(id: ID, _ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard let slot = index[id] else { return nil }
         let next = lineage.next()
