@@ -124,10 +124,12 @@ final class KeyedChildren<
     @exclusivity(unchecked) @usableFromInline var live: [ID: LiveChild<ChildState, ChildEvent>] = [:]
     @exclusivity(unchecked) @usableFromInline var lineage: Lineage?
     @exclusivity(unchecked) @usableFromInline var revision: UInt64 = 0
-    @exclusivity(unchecked) @usableFromInline var seenChunks: [UInt64] = []
-    /// What each slot held when last seen, in one table so that a visit checks one buffer's
-    /// bounds and uniqueness, not three.
-    @exclusivity(unchecked) @usableFromInline var seen: [SeenSlot] = []
+    /// Each chunk's revision when last seen. This table and `seen` are written on every event:
+    /// as `Array`s, each write checked the buffer's uniqueness (~24 instructions an event).
+    @usableFromInline let seenChunks = UnsharedArray<UInt64>()
+    /// What each slot held when last seen, in one table so that a visit checks one bound, not
+    /// three.
+    @usableFromInline let seen = UnsharedArray<SeenSlot>()
     @exclusivity(unchecked) @usableFromInline var warnedOrphan = false
     /// The child the step's event is addressed to, and whether the step ended it: an event for a
     /// child that the same step removed is not an orphan. Noted as children end rather than
@@ -211,8 +213,8 @@ final class KeyedChildren<
             for slot in states.pointee.slotCount..<seen.count {
                 if let id = seen[slot].id, !states.pointee.contains(id: id) { end(id) }
             }
-            seen.removeSubrange(states.pointee.slotCount...)
-            seenChunks.removeSubrange(Swift.min(states.pointee.chunks.count, seenChunks.count)...)
+            seen.truncate(to: states.pointee.slotCount)
+            seenChunks.truncate(to: states.pointee.chunks.count)
         }
         if states.pointee.previousRevision == revision, states.pointee.lastWrittenSlot >= 0 {
             // One write since the state seen last: only its slot can differ.
@@ -254,8 +256,17 @@ final class KeyedChildren<
         if let value = entry.value {
             let event = addressed.flatMap { $0.0 == entry.id ? $0.1 : nil }
             if event != nil { delivered = true }
-            if let child = seen[slot].child, !child.effects.ended {
-                child.step(value, event, appeared: false)
+            if seen[slot].child != nil {
+                // Borrowed, not retained (a retain and a release, ~50 instructions an event):
+                // `seen` holds the child through the step. Only this feedback's own `visit`,
+                // `update`, `reconcile` and `end` change `seen`, and nothing re-enters it while
+                // its child steps: whatever the child's feedbacks send is queued.
+                let child = Unmanaged.passUnretained(seen[slot].child.unsafelyUnwrapped)
+                if child._withUnsafeGuaranteedRef({ !$0.effects.ended }) {
+                    child._withUnsafeGuaranteedRef { $0.step(value, event, appeared: false) }
+                } else {
+                    seen[slot].child = show(entry.id, value, event)
+                }
             } else {
                 seen[slot].child = show(entry.id, value, event)
             }
@@ -272,8 +283,9 @@ final class KeyedChildren<
         for id in Array(live.keys) where !states.contains(id: id) { end(id) }
         lineage = states.lineage
         revision = states.revision
-        seenChunks = states.chunks.map(\.revision)
-        seen = []
+        seenChunks.truncate(to: 0)
+        for chunk in states.chunks { seenChunks.append(chunk.revision) }
+        seen.truncate(to: 0)
         seen.reserveCapacity(states.slotCount)
         for chunk in states.chunks {
             for entry in chunk.slots {
