@@ -3,9 +3,10 @@
 ///
 /// An `Array` stored in a class checks that its buffer is unique on every write (a runtime call,
 /// ~18 instructions), because the compiler cannot prove that nobody else holds the buffer. A
-/// keyed feedback writes two tables on every event; this storage has no copies to check for,
-/// since it is a class that is never shared and never copies its elements out but by value.
-/// Indices are checked: out of range traps with a message, as `Array` does.
+/// keyed feedback writes two tables on every event. This storage has a single holder by
+/// construction: its owner keeps it in a `let` and never hands it out, so there is nothing to
+/// check. Like the rest of a keyed feedback, only the drain-role holder touches it. Indices are
+/// checked: out of range traps with a message, as with `Array`.
 @usableFromInline
 final class UnsharedArray<Element> {
     @exclusivity(unchecked) @usableFromInline var elements: UnsafeMutablePointer<Element>
