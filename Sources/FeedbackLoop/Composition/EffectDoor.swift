@@ -108,13 +108,15 @@ protocol ParentDoor<ChildEvent>: AnyObject {
 
 /// The parent's door, lent to the children of a lifted feedback for the length of one step.
 ///
-/// A lifted feedback sets ``current`` before it runs its children's reactors and clears it after,
-/// so a child never keeps its parent (and through it the loop) alive between steps. It holds the
+/// A lifted feedback sets ``current`` before it runs its children's reactors and restores it after
+/// (to `nil` outside any step), so a child never keeps its parent (and through it the loop) alive
+/// between steps. It holds the
 /// door's address, not a copy: storing the door retained the loop's core and clearing it released
 /// it, on every step, for the rare step whose child starts or cancels an effect.
 @usableFromInline
 final class LentDoor<Door: EffectDoor> {
-    /// Valid only inside ``with(_:_:)``, which clears it before the door it points at goes.
+    /// Valid only inside ``with(_:_:)``, which restores the previous value before the door it
+    /// points at goes.
     @exclusivity(unchecked) @usableFromInline var current: UnsafePointer<Door>?
 
     @inlinable

@@ -191,7 +191,7 @@ final class KeyedChildren<
     /// no event pays for a copy of the collection.
     ///
     /// `step`, `update` and `visit` are always inlined into the reactor: as calls, with their many
-    /// arguments spilled and reloaded, they cost ~100 instructions an event (of ~1,400 on `actor`).
+    /// arguments spilled and reloaded, they cost ~100 instructions an event (of ~1,240 on `actor`).
     @inlinable
     @inline(__always)
     func step(_ states: UnsafePointer<States>, _ addressed: (ID, ChildEvent)?, door: Door) {
