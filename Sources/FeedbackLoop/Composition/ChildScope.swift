@@ -36,8 +36,10 @@
 /// case): its feedbacks start fresh, as at the start of a loop. When its state goes away, every
 /// effect the child started is cancelled in that step, whichever of its feedbacks started it,
 /// including `custom` and `events` ones; events those effects send afterwards, or had sent and
-/// were still queued, are dropped and counted in ``LoopStatistics/eventsDroppedFromCancelledEffects``.
-/// Effects keep every other guarantee of a loop of their own.
+/// were still queued (those of effects that had already finished too), are dropped and counted in
+/// ``LoopStatistics/eventsDroppedFromCancelledEffects``. A child that appears again later, even
+/// in the same batch of events, is a new child that none of them reaches. Effects keep every
+/// other guarantee of a loop of their own.
 ///
 /// ## Orphaned events
 /// An event for the child that is reduced while the child does not exist (it went away before

@@ -11,6 +11,13 @@ protocol EffectDoor<Event> {
     /// Starts `effect`; the handle to cancel it, or `nil` when there is nothing to cancel.
     func start(_ effect: Effect<Event>) -> EffectHandle?
 
+    /// Starts an effect of a child feature nested below this door's feedback, which lives as long
+    /// as `life` (see ``ChildLife``).
+    func start(_ effect: Effect<Event>, in life: ChildLife?) -> EffectHandle?
+
+    /// The life of the child feature this door belongs to; `nil` for the loop's own door.
+    var life: ChildLife? { get }
+
     /// Cancels a running effect; does nothing if it already ended.
     func cancel(_ handle: EffectHandle)
 
@@ -25,6 +32,9 @@ protocol EffectDoor<Event> {
 extension Effects: EffectDoor {
     @inlinable
     var isFirstStep: Bool { true }
+
+    @inlinable
+    var life: ChildLife? { nil }
 
     @usableFromInline
     func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool) {
@@ -44,26 +54,45 @@ typealias ChildReactor<State: Sendable, Event: Sendable> = (State, Event?, Child
 
 /// The door of one child feature living inside a parent: every effect its feedbacks start goes
 /// through here, is mapped into the parent's events and remembered, so that when the child goes
-/// away ``endAll()`` cancels every one of them, whichever feedback started it. Touched only by
-/// the drain-role holder, like every reactor's memory.
+/// away ``endAll()`` cancels every one of them, whichever feedback started it, and ends the
+/// child's ``ChildLife``, which silences the events of those that had already finished. Touched
+/// only by the drain-role holder, like every reactor's memory.
 @usableFromInline
 final class ChildEffects<Event: Sendable>: EffectDoor {
     @usableFromInline let parent: any ParentDoor<Event>
+    /// This child's life; it ends with ``endAll()``, after which a slot that still names the
+    /// child must not reach it.
+    @usableFromInline let ownLife: ChildLife
     /// The child's effects that may still be running, by id. Ended ones are pruned in batches.
     @exclusivity(unchecked) @usableFromInline var running: [UInt64: EffectHandle] = [:]
     @exclusivity(unchecked) @usableFromInline var pruneAt = 16
     @exclusivity(unchecked) @usableFromInline var isFirstStep = true
-    /// Set by ``endAll()``: the child is gone, and a slot that still names it must not reach it.
-    @exclusivity(unchecked) @usableFromInline var ended = false
 
+    /// The door of a child that appears now, inside the parent step that lends `parent` its door.
     @inlinable
     init(parent: any ParentDoor<Event>) {
         self.parent = parent
+        self.ownLife = ChildLife(outer: parent.enclosingLife)
+    }
+
+    @inlinable
+    var life: ChildLife? { ownLife }
+
+    /// Whether the child has gone (``endAll()``).
+    @inlinable
+    var ended: Bool {
+        ownLife.endedItself
     }
 
     @inlinable
     func start(_ effect: Effect<Event>) -> EffectHandle? {
-        guard let handle = parent.start(effect) else { return nil }
+        start(effect, in: life)
+    }
+
+    /// Starts an effect of this child, or of a child nested in it (`life` is then that one's).
+    @inlinable
+    func start(_ effect: Effect<Event>, in life: ChildLife?) -> EffectHandle? {
+        guard let handle = parent.start(effect, in: life) else { return nil }
         running[handle.id] = handle
         if running.count >= pruneAt {
             running = running.filter { $0.value.isRunning }
@@ -83,11 +112,12 @@ final class ChildEffects<Event: Sendable>: EffectDoor {
         parent.childEventOrphaned(description(), warn: warn)
     }
 
-    /// The child went away: cancels every effect it still runs. Their late events are dropped
-    /// and counted like those of any cancelled effect.
+    /// The child went away: cancels every effect it still runs and ends its life. Their late
+    /// events, and the queued events of those that had already finished, are dropped and counted
+    /// like those of any cancelled effect.
     @inlinable
     func endAll() {
-        ended = true
+        ownLife.end()
         let running = self.running
         self.running = [:]
         for handle in running.values where handle.isRunning {
@@ -101,8 +131,11 @@ final class ChildEffects<Event: Sendable>: EffectDoor {
 @usableFromInline
 protocol ParentDoor<ChildEvent>: AnyObject {
     associatedtype ChildEvent: Sendable
-    func start(_ effect: Effect<ChildEvent>) -> EffectHandle?
+    func start(_ effect: Effect<ChildEvent>, in life: ChildLife?) -> EffectHandle?
     func cancel(_ handle: EffectHandle)
+    /// The life of the child the parent's door belongs to, if the parent is itself a child:
+    /// read when a child appears, inside the parent's step.
+    var enclosingLife: ChildLife? { get }
     func childEventOrphaned(_ description: @autoclosure () -> String, warn: Bool)
 }
 
@@ -156,8 +189,13 @@ final class EmbeddedDoor<ChildEvent: Sendable, Door: EffectDoor>: ParentDoor {
     }
 
     @inlinable
-    func start(_ effect: Effect<ChildEvent>) -> EffectHandle? {
-        lent.door.start(effect.map(embed))
+    func start(_ effect: Effect<ChildEvent>, in life: ChildLife?) -> EffectHandle? {
+        lent.door.start(effect.map(embed), in: life)
+    }
+
+    @inlinable
+    var enclosingLife: ChildLife? {
+        lent.door.life
     }
 
     @inlinable

@@ -46,9 +46,12 @@
 ///
 /// ## Removal
 /// When a child's id leaves the collection, every effect that child started is cancelled in that
-/// step; events they send afterwards, or had sent and were still queued, are dropped and counted
-/// in ``LoopStatistics/eventsDroppedFromCancelledEffects``, so a removed child's late answer never
-/// reaches the parent's state. A child with the same id added later is a new child.
+/// step; events they send afterwards, or had sent and were still queued — those of effects that
+/// had already finished too: a result sent with ``Sink/finish(sending:)``, a `.send` effect's
+/// events — are dropped and counted in ``LoopStatistics/eventsDroppedFromCancelledEffects``, so a
+/// removed child's late answer never reaches the parent's state. A child with the same id added
+/// later is a new child, even within the same batch of events: an event is judged by the child
+/// that sent it, not by whichever child holds the id when the event is reduced.
 ///
 /// ## Orphaned events
 /// An event for an id that is not in the collection when it is reduced is delivered to no child

@@ -417,15 +417,16 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// A `.send` effect: counted as started and finished at once, its events queued behind the
-    /// current batch (the drain role is held, so the queue is never idle). Returns the events
-    /// dropped because stop has begun.
+    /// current batch (the drain role is held, so the queue is never idle), with `handle` when a
+    /// child feature started it (see ``ChildLife``). Returns the events dropped because stop has
+    /// begun.
     @inlinable
-    mutating func sendEffect(_ events: [Event]) -> [Event] {
+    mutating func sendEffect(_ events: [Event], from handle: EffectHandle?) -> [Event] {
         statistics.effectsStarted += 1
         statistics.effectsFinished += 1
         var dropped: [Event] = []
         for event in events {
-            if case .dropped = enqueue(.event(event, nil), external: false) { dropped.append(event) }
+            if case .dropped = enqueue(.event(event, handle), external: false) { dropped.append(event) }
         }
         return dropped
     }
@@ -550,6 +551,25 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
 
     // MARK: Stopping
 
+    /// Observers whose joining `items` held when stop discarded them wait for teardown with those
+    /// that joined during the stop, so that they too get the final state and their stop: a
+    /// `states` reader subscribed just before `stop()` would otherwise wait forever. One that
+    /// asked to leave in the same items leaves. The caller holds `items` until after the lock, so
+    /// an entry taken out here is never the last reference to an observer's closures.
+    @inlinable
+    mutating func setAsideObservers(of items: some Sequence<QueueItem<State, Event>>) {
+        for item in items {
+            switch item {
+            case .addObserver(let entry):
+                observersAwaitingTeardown.append(entry)
+            case .removeObserver(let id):
+                observersAwaitingTeardown.removeAll { $0.id == id }
+            case .event, .submit, .start:
+                break
+            }
+        }
+    }
+
     @usableFromInline
     enum StopAction {
         /// The loop was idle: the caller holds the drain role and must tear down.
@@ -570,6 +590,7 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
         self.parked = []
         externalQueued = 0
         statistics.eventsDiscardedAtStop += discarded.count { $0.isEvent } + parked.count
+        setAsideObservers(of: discarded)
         if draining {
             return .drainerTearsDown(discarded: discarded, parked: parked)
         }

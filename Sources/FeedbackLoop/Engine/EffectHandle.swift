@@ -14,16 +14,20 @@ final class EffectHandle: Sendable {
     /// finishes or its cancellation has run.
     @usableFromInline let isTask: Bool
     @usableFromInline let status: Atomic<UInt8>
+    /// The life of the child feature that started it, for an effect of a child lifted into a
+    /// parent (see ``ChildLife``); `nil` for the loop's own feedbacks.
+    @usableFromInline let life: ChildLife?
 
     @usableFromInline static var running: UInt8 { 0 }
     @usableFromInline static var finished: UInt8 { 1 }
     @usableFromInline static var cancelled: UInt8 { 2 }
 
     @inlinable
-    init(id: UInt64, feedback: Int, isTask: Bool) {
+    init(id: UInt64, feedback: Int, isTask: Bool, life: ChildLife? = nil) {
         self.id = id
         self.feedback = feedback
         self.isTask = isTask
+        self.life = life
         self.status = Atomic(Self.running)
     }
 
@@ -32,6 +36,14 @@ final class EffectHandle: Sendable {
 
     @inlinable
     var isRunning: Bool { status.load(ordering: .acquiring) == Self.running }
+
+    /// Whether an event this effect sent may no longer be reduced: the loop cancelled the effect,
+    /// or the child feature that started it has gone (whether the effect was still running or
+    /// had finished with its events still queued).
+    @inlinable
+    var isSilenced: Bool {
+        isCancelled || (life?.isEnded ?? false)
+    }
 
     /// Moves running → cancelled; `false` if the effect had already ended.
     @inlinable

@@ -266,17 +266,20 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
     }
 
-    /// Items dequeued but not handled because stop began: counted, and their callers told.
+    /// Items dequeued but not handled because stop began: counted, their callers told, and
+    /// observers that had not joined yet set aside to get the final state and their stop.
     @usableFromInline
     func discard(_ items: some Collection<QueueItem<State, Event>>) {
         let count = reportDiscarded(items)
-        if count > 0 {
-            lock.withLock { $0.countDiscardedAtStop(count) }
+        lock.withLock { state in
+            if count > 0 { state.countDiscardedAtStop(count) }
+            state.setAsideObservers(of: items)
         }
     }
 
     /// Tells whoever sent the events that stop discarded: each is reported to `onDrop`, and each
     /// `sendAndWait` caller gets `LoopError.stopped`. Returns how many items were events.
+    /// (Observers among the items are not forgotten: ``CoreState/setAsideObservers(of:)``.)
     @inlinable
     @discardableResult
     func reportDiscarded(_ items: some Sequence<QueueItem<State, Event>>) -> Int {
@@ -299,20 +302,27 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     // MARK: Effects
 
+    /// Starts `effect` for feedback number `feedback`; `life` is the life of the child feature
+    /// that starts it, when a child lifted into the loop does (see ``ChildLife``).
     @inlinable
-    func start(_ effect: Effect<Event>, feedback: Int) -> EffectHandle? {
+    func start(_ effect: Effect<Event>, feedback: Int, life: ChildLife? = nil) -> EffectHandle? {
         switch effect.work {
         case .none:
             return nil
         case .send(let events):
-            let id = nextID()
+            // A child's `.send` effect needs a handle, finished at once, only to carry the
+            // child's life to its queued events: they must not reach a child added back under
+            // the same id before their turn. The loop's own `.send` events need none.
+            let handle = life.map { EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: $0) }
+            _ = handle?.markFinished()
+            let id = handle?.id ?? nextID()
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
-            let dropped = lock.withLock { $0.sendEffect(events) }
+            let dropped = lock.withLock { $0.sendEffect(events, from: handle) }
             for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
         case .run(let priority, let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true, life: life)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
@@ -344,7 +354,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             _ = unkept  // released here, after the lock
             return handle
         case .callback(let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let cancellation = body(Sink(receiver: self, handle: handle))
             let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .cancellation(cancellation))) }

@@ -59,10 +59,11 @@ final class Machine<State: Sendable, Event: Sendable> {
     }
 
     /// An event from ``Loop/send(_:)`` (no handle) or from an effect, which may have been
-    /// cancelled since it was sent. Runs only in the drain role.
+    /// cancelled since it was sent, or belong to a child feature that has gone since (see
+    /// ``ChildLife``). Runs only in the drain role.
     @inlinable
     func receive(_ event: Event, from handle: EffectHandle?, core: LoopCore<State, Event>) {
-        if let handle, handle.isCancelled {
+        if let handle, handle.isSilenced {
             droppedFromCancelledEffects &+= 1
             core.instrumentation?.hooks.onDrop?(event, .fromCancelledEffect)
             return
@@ -156,6 +157,13 @@ struct Effects<State: Sendable, Event: Sendable> {
     @inlinable
     func start(_ effect: Effect<Event>) -> EffectHandle? {
         core.start(effect, feedback: feedback)
+    }
+
+    /// Starts an effect of a child feature lifted into this feedback, which lives as long as
+    /// `life`.
+    @inlinable
+    func start(_ effect: Effect<Event>, in life: ChildLife?) -> EffectHandle? {
+        core.start(effect, feedback: feedback, life: life)
     }
 
     /// Cancels a running effect; does nothing if it already ended.

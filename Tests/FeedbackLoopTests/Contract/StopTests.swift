@@ -86,6 +86,72 @@ struct StopTests {
         #expect(loop.state.count == 1)
     }
 
+    /// A `states` reader or an observer whose joining was still queued when stop discarded the
+    /// queue gets the final state and its end, like one that joined earlier or later.
+    @Test(arguments: Backend.allCases)
+    func observersStillJoiningWhenStopDiscardsTheQueueGetTheFinalStateAndEnd(backend: Backend) async throws {
+        let loop = Loop(initial: Counter.State(), reduce: Counter.reduce, backend: backend)
+        let observed = Locked<[Counter.State]>([])
+        let (states, observation) = try await withDrainHeld(loop, by: .increment, at: { $0.count == 1 }) { release in
+            loop.send(.increment)
+            let states = loop.states  // joins through the queue, behind the event
+            let observation = loop.observe { state in observed.withLock { $0.append(state) } }
+            let stopped = Task { await loop.stop() }
+            try await waitUntil("stop to begin") { loop.statistics.eventsDiscardedAtStop == 1 }
+            release.open()
+            try await withDeadline("stop") { await stopped.value }
+            return (states, observation)
+        }
+        let read = try await withDeadline("the states reader to end") {
+            var read: [Counter.State] = []
+            for await state in states { read.append(state) }
+            return read
+        }
+        #expect(read == [loop.state], "the reader gets the final state, then its end")
+        #expect(observed.current == [loop.state])
+        observation.cancel()
+    }
+
+    /// The same when the joining had already left the queue for the drain's batch as stop began:
+    /// the drain discards the rest of its batch.
+    @Test(arguments: Backend.allCases)
+    func observersJoiningInTheBatchAStopInterruptsGetTheFinalStateAndEnd(backend: Backend) async throws {
+        let loop = Loop(initial: Counter.State(), reduce: Counter.reduce, backend: backend)
+        let states = try await withBlockingTurn {
+            let first = DispatchGate(), second = DispatchGate()
+            let heldFirst = Gate(), heldSecond = Gate()
+            let holder = loop.observe { state in
+                if state.count == 1 { heldFirst.open(); first.wait() }
+                if state.count == 2 { heldSecond.open(); second.wait() }
+            }
+            defer {
+                first.open()
+                second.open()
+                holder.cancel()
+            }
+            Task { await onThreads(1) { _ in loop.send(.increment) } }
+            try await withDeadline("the drain to be held") { await heldFirst.wait() }
+            // One batch: the event that holds the drain again, the reader joining, one more event.
+            loop.send(.increment)
+            let states = loop.states
+            loop.send(.increment)
+            first.open()
+            try await withDeadline("the drain to be held in the batch") { await heldSecond.wait() }
+            let stopped = Task { await loop.stop() }
+            try await waitUntil("stop to begin") { loop.stopHasBegun }
+            second.open()
+            try await withDeadline("stop") { await stopped.value }
+            return states
+        }
+        let read = try await withDeadline("the states reader to end") {
+            var read: [Counter.State] = []
+            for await state in states { read.append(state) }
+            return read
+        }
+        #expect(read == [loop.state], "the reader gets the final state, then its end")
+        #expect(loop.state.count == 2)
+    }
+
     @Test(arguments: Backend.allCases)
     func stopFinishesStatesAndIsIdempotent(backend: Backend) async throws {
         let effects = Effects()

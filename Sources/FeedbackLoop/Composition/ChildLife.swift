@@ -1,0 +1,53 @@
+import Synchronization
+
+/// One life of a child feature inside a parent: from the step its state appears to the step it
+/// goes away. A child that comes back under the same id, or an optional child set to `nil` and
+/// back, is a new life.
+///
+/// Every effect a child starts carries its life in its ``EffectHandle``, so that an event is
+/// judged by the life that sent it, not by whichever child holds the id when the event's turn
+/// comes: once the life has ended, its effects' events are dropped (and counted) when they are
+/// reduced, even those of effects that had already finished — a result sent with
+/// ``Sink/finish(sending:)`` just before the child was removed, or the events of a `.send`
+/// effect still queued. Without it, a child removed and added back under the same id in one batch
+/// would reduce its predecessor's late answer.
+///
+/// A life inside another child ends with it: ``isEnded`` also asks the enclosing life, since the
+/// outer child's end does not visit its own children one by one.
+@usableFromInline
+final class ChildLife: Sendable {
+    /// The life of the child this one lives inside, if it is nested.
+    @usableFromInline let outer: ChildLife?
+    /// Set once, by the drain-role holder, when the child goes away; read when its effects'
+    /// events are reduced (by the drain-role holder too, which the loop's lock hands from thread
+    /// to thread) and by the keyed feedback's slot table.
+    @usableFromInline let ended: Atomic<Bool>
+
+    @inlinable
+    init(outer: ChildLife?) {
+        self.outer = outer
+        self.ended = Atomic(false)
+    }
+
+    /// This life itself ended (its child went away).
+    @inlinable
+    var endedItself: Bool {
+        ended.load(ordering: .relaxed)
+    }
+
+    /// This life ended, or the one it lives inside did.
+    @inlinable
+    var isEnded: Bool {
+        var life: ChildLife? = self
+        while let current = life {
+            if current.ended.load(ordering: .relaxed) { return true }
+            life = current.outer
+        }
+        return false
+    }
+
+    @inlinable
+    func end() {
+        ended.store(true, ordering: .relaxed)
+    }
+}
