@@ -28,6 +28,15 @@ public struct LeaseKeeper<State: Codable & Sendable, Event: Codable & Sendable>:
         self.renewEvery = renewEvery ?? journal.leaseDuration / 3
     }
 
+    /// Whether a renewal's error says the lease is gone, rather than that the database did not
+    /// answer.
+    static func meansLost(_ error: any Error) -> Bool {
+        switch error {
+        case JournalError.fenced, JournalError.ownedElsewhere: true
+        default: false
+        }
+    }
+
     public func run() async throws {
         var lastRenewal = ContinuousClock.now
         while loop.isRunning {
@@ -40,7 +49,7 @@ public struct LeaseKeeper<State: Codable & Sendable, Event: Codable & Sendable>:
             do {
                 try await journal.renew(loop: loop.id, epoch: loop.epoch)
                 lastRenewal = .now
-            } catch let error as JournalError {
+            } catch let error where Self.meansLost(error) {
                 journal.logger.error("durable loop '\(loop.id)' lost its lease: \(error)")
                 await loop.stop(because: error)
                 return

@@ -114,107 +114,118 @@ public final class PostgresJournal: EventJournal {
     }
 
     public func acquire(loop: String) async throws -> UInt64 {
-        try await migrate()
-        let seconds = leaseSeconds
-        let rows = try await client.query("""
-            INSERT INTO feedbackloop_leases (loop, owner, epoch, head, lease_until)
-            VALUES (\(loop), \(node), 1, 0, now() + make_interval(secs => \(seconds)))
-            ON CONFLICT (loop) DO UPDATE SET owner = EXCLUDED.owner, epoch = feedbackloop_leases.epoch + 1,
-                lease_until = EXCLUDED.lease_until
-            WHERE feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner
-            RETURNING epoch
-            """, logger: logger)
-        for try await epoch in rows.decode(Int64.self) { return UInt64(epoch) }
-        throw JournalError.ownedElsewhere(loop: loop)
+        try await operation("acquire", loop: loop) {
+            try await migrate()
+            let seconds = leaseSeconds
+            let rows = try await client.query("""
+                INSERT INTO feedbackloop_leases (loop, owner, epoch, head, lease_until)
+                VALUES (\(loop), \(node), 1, 0, now() + make_interval(secs => \(seconds)))
+                ON CONFLICT (loop) DO UPDATE SET owner = EXCLUDED.owner, epoch = feedbackloop_leases.epoch + 1,
+                    lease_until = EXCLUDED.lease_until
+                WHERE feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner
+                RETURNING epoch
+                """, logger: logger)
+            for try await row in rows { return try StoredRow(row, loop: loop, record: "the lease").unsigned(0, atLeast: 1) }
+            throw JournalError.ownedElsewhere(loop: loop)
+        }
     }
 
     /// Extends the lease taken with `epoch` by ``leaseDuration`` from now (the database's).
     ///
     /// - Throws: `JournalError.fenced(loop:epoch:)` when the lease has expired or
-    ///   another owner holds the loop; the client's errors.
+    ///   another owner holds the loop; `JournalError.unavailable(_:)` when the database failed.
     public func renew(loop: String, epoch: UInt64) async throws {
-        let seconds = leaseSeconds
-        let rows = try await client.query("""
-            UPDATE feedbackloop_leases SET lease_until = now() + make_interval(secs => \(seconds))
-            WHERE loop = \(loop) AND epoch = \(Int64(epoch)) AND lease_until > now() RETURNING epoch
-            """, logger: logger)
-        for try await _ in rows.decode(Int64.self) { return }
-        throw JournalError.fenced(loop: loop, epoch: epoch)
+        try await operation("renew", loop: loop) {
+            let seconds = leaseSeconds
+            let rows = try await client.query("""
+                UPDATE feedbackloop_leases SET lease_until = now() + make_interval(secs => \(seconds))
+                WHERE loop = \(loop) AND epoch = \(Int64(epoch)) AND lease_until > now() RETURNING epoch
+                """, logger: logger)
+            for try await _ in rows { return }
+            throw JournalError.fenced(loop: loop, epoch: epoch)
+        }
     }
 
     public func release(loop: String, epoch: UInt64) async throws {
-        try await client.query("""
-            UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second'
-            WHERE loop = \(loop) AND epoch = \(Int64(epoch))
-            """, logger: logger)
+        try await operation("release", loop: loop) {
+            try await client.query("""
+                UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second'
+                WHERE loop = \(loop) AND epoch = \(Int64(epoch))
+                """, logger: logger)
+        }
     }
 
     public func latestSnapshot(loop: String) async throws -> JournalRecord? {
-        try await migrate()
-        let rows = try await client.query("""
-            SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
-            WHERE loop = \(loop) ORDER BY sequence DESC LIMIT 1
-            """, logger: logger)
-        for try await (sequence, version, payload) in rows.decode((Int64, Int32, ByteBuffer).self) {
-            return JournalRecord(sequence: UInt64(sequence), schemaVersion: Int(version), payload: Array(buffer: payload))
+        try await operation("reading the latest snapshot", loop: loop) {
+            try await migrate()
+            let rows = try await client.query("""
+                SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
+                WHERE loop = \(loop) ORDER BY sequence DESC LIMIT 1
+                """, logger: logger)
+            for try await row in rows { return try Self.record(row, loop: loop, kind: "snapshot", after: nil) }
+            return nil
         }
-        return nil
     }
 
     public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
-        try await migrate()
-        let rows = try await client.query("""
-            SELECT sequence, schema_version, payload FROM feedbackloop_events
-            WHERE loop = \(loop) AND sequence > \(Int64(sequence)) ORDER BY sequence LIMIT \(Int64(limit))
-            """, logger: logger)
-        var records: [JournalRecord] = []
-        for try await (sequence, version, payload) in rows.decode((Int64, Int32, ByteBuffer).self) {
-            records.append(JournalRecord(sequence: UInt64(sequence), schemaVersion: Int(version), payload: Array(buffer: payload)))
+        try await operation("reading events", loop: loop) {
+            try await migrate()
+            let rows = try await client.query("""
+                SELECT sequence, schema_version, payload FROM feedbackloop_events
+                WHERE loop = \(loop) AND sequence > \(Int64(sequence)) ORDER BY sequence LIMIT \(Int64(limit))
+                """, logger: logger)
+            var records: [JournalRecord] = []
+            for try await row in rows {
+                records.append(try Self.record(row, loop: loop, kind: "event", after: records.last?.sequence ?? sequence))
+            }
+            return records
         }
-        return records
     }
 
     public func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
-        guard let first = events.first?.sequence else { return }
-        for (offset, record) in events.enumerated() where record.sequence != first + UInt64(offset) {
-            throw JournalError.sequenceConflict(loop: loop, expected: first + UInt64(offset), found: record.sequence)
-        }
-        let last = Int64(first) + Int64(events.count) - 1
-        let sequences = events.map { Int64($0.sequence) }
-        let versions = events.map { Int32($0.schemaVersion) }
-        let payloads = events.map { ByteBuffer(bytes: $0.payload) }
-        let logger = self.logger
-        try await transaction { connection in
-            let fenced = try await connection.query("""
-                UPDATE feedbackloop_leases SET head = \(last)
-                WHERE loop = \(loop) AND epoch = \(Int64(epoch)) AND lease_until > now() AND head = \(Int64(first) - 1)
-                RETURNING head
-                """, logger: logger)
-            var updated = false
-            for try await _ in fenced.decode(Int64.self) { updated = true }
-            if !updated {
-                let rows = try await connection.query(
-                    "SELECT epoch, head, lease_until > now() FROM feedbackloop_leases WHERE loop = \(loop)", logger: logger)
-                for try await (owner, head, live) in rows.decode((Int64, Int64, Bool).self) {
-                    if owner == Int64(epoch) && live {
-                        throw JournalError.sequenceConflict(loop: loop, expected: UInt64(head) + 1, found: first)
-                    }
-                }
-                throw JournalError.fenced(loop: loop, epoch: epoch)
+        try await operation("append", loop: loop) {
+            guard let first = events.first?.sequence else { return }
+            for (offset, record) in events.enumerated() where record.sequence != first + UInt64(offset) {
+                throw JournalError.sequenceConflict(loop: loop, expected: first + UInt64(offset), found: record.sequence)
             }
-            try await connection.query("""
-                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
-                SELECT \(loop), * FROM UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[])
-                """, logger: logger)
-            if let snapshot {
-                let sequence = Int64(snapshot.sequence)
-                try await connection.query("""
-                    INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
-                    VALUES (\(loop), \(sequence), \(Int32(snapshot.schemaVersion)), \(ByteBuffer(bytes: snapshot.payload)))
-                    ON CONFLICT (loop, sequence) DO UPDATE SET payload = EXCLUDED.payload
+            let last = Int64(first) + Int64(events.count) - 1
+            let sequences = events.map { Int64($0.sequence) }
+            let versions = events.map { Int32($0.schemaVersion) }
+            let payloads = events.map { ByteBuffer(bytes: $0.payload) }
+            let logger = self.logger
+            try await transaction { connection in
+                let fenced = try await connection.query("""
+                    UPDATE feedbackloop_leases SET head = \(last)
+                    WHERE loop = \(loop) AND epoch = \(Int64(epoch)) AND lease_until > now() AND head = \(Int64(first) - 1)
+                    RETURNING head
                     """, logger: logger)
-                try await connection.query(
-                    "DELETE FROM feedbackloop_snapshots WHERE loop = \(loop) AND sequence < \(sequence)", logger: logger)
+                var updated = false
+                for try await _ in fenced.decode(Int64.self) { updated = true }
+                if !updated {
+                    let rows = try await connection.query(
+                        "SELECT epoch, head, lease_until > now() FROM feedbackloop_leases WHERE loop = \(loop)", logger: logger)
+                    for try await row in rows {
+                        let lease = StoredRow(row, loop: loop, record: "the lease")
+                        if try lease.integer(0) == Int64(epoch), try lease.bool(2) {
+                            throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(1, atLeast: 0) + 1, found: first)
+                        }
+                    }
+                    throw JournalError.fenced(loop: loop, epoch: epoch)
+                }
+                try await connection.query("""
+                    INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
+                    SELECT \(loop), * FROM UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[])
+                    """, logger: logger)
+                if let snapshot {
+                    let sequence = Int64(snapshot.sequence)
+                    try await connection.query("""
+                        INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
+                        VALUES (\(loop), \(sequence), \(Int32(snapshot.schemaVersion)), \(ByteBuffer(bytes: snapshot.payload)))
+                        ON CONFLICT (loop, sequence) DO UPDATE SET payload = EXCLUDED.payload
+                        """, logger: logger)
+                    try await connection.query(
+                        "DELETE FROM feedbackloop_snapshots WHERE loop = \(loop) AND sequence < \(sequence)", logger: logger)
+                }
             }
         }
     }
@@ -222,17 +233,31 @@ public final class PostgresJournal: EventJournal {
     /// Sends `event` to the loop `loop`, whichever node owns it: the event waits in the inbox
     /// table until the owner's ``InboxRelay`` journals it. Durable when this returns.
     ///
-    /// - Throws: the event's `EncodingError`; the client's errors.
+    /// - Throws: the event's `EncodingError`; `JournalError.unavailable(_:)` when the database
+    ///   failed, naming the loop and the server's message.
     public func deliver(_ event: some Encodable, to loop: String, schemaVersion: Int = 1) async throws {
-        try await migrate()
         let payload = ByteBuffer(bytes: Array(try JSONEncoder().encode(event)))
-        let logger = self.logger
-        try await transaction { connection in
-            try await connection.query(
-                "INSERT INTO feedbackloop_inbox (loop, schema_version, payload) VALUES (\(loop), \(Int32(schemaVersion)), \(payload))",
-                logger: logger)
-            // Delivered on commit only: a rolled-back delivery never wakes anyone.
-            try await connection.query("SELECT pg_notify(\(Self.inboxChannel), \(loop))", logger: logger)
+        try await operation("delivering an event", loop: loop) {
+            try await migrate()
+            let logger = self.logger
+            try await transaction { connection in
+                try await connection.query(
+                    "INSERT INTO feedbackloop_inbox (loop, schema_version, payload) VALUES (\(loop), \(Int32(schemaVersion)), \(payload))",
+                    logger: logger)
+                // Delivered on commit only: a rolled-back delivery never wakes anyone.
+                try await connection.query("SELECT pg_notify(\(Self.inboxChannel), \(loop))", logger: logger)
+            }
+        }
+    }
+
+    /// Runs `body`, one of the journal's operations on `loop`, with its errors as
+    /// ``PostgresJournal/journalError(_:loop:operation:)`` gives them.
+    @discardableResult
+    func operation<Result>(_ name: String, loop: String?, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch {
+            throw Self.journalError(error, loop: loop, operation: name)
         }
     }
 
@@ -249,18 +274,33 @@ public final class PostgresJournal: EventJournal {
 
     /// Up to `limit` inbox entries of `loop`, oldest first.
     func inbox(loop: String, limit: Int) async throws -> [(id: Int64, record: JournalRecord)] {
-        let rows = try await client.query("""
-            SELECT id, schema_version, payload FROM feedbackloop_inbox WHERE loop = \(loop) ORDER BY id LIMIT \(Int64(limit))
-            """, logger: logger)
-        var entries: [(id: Int64, record: JournalRecord)] = []
-        for try await (id, version, payload) in rows.decode((Int64, Int32, ByteBuffer).self) {
-            entries.append((id, JournalRecord(sequence: 0, schemaVersion: Int(version), payload: Array(buffer: payload))))
+        try await operation("reading the inbox", loop: loop) {
+            let rows = try await client.query("""
+                SELECT id, schema_version, payload FROM feedbackloop_inbox WHERE loop = \(loop) ORDER BY id LIMIT \(Int64(limit))
+                """, logger: logger)
+            var entries: [(id: Int64, record: JournalRecord)] = []
+            for try await row in rows {
+                let id = try StoredRow(row, loop: loop, record: "an inbox entry").integer(0)
+                let entry = StoredRow(row, loop: loop, record: "inbox entry \(id)")
+                entries.append((id, JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))))
+            }
+            return entries
         }
-        return entries
+    }
+
+    /// The record in a row of `sequence, schema_version, payload`; `previous` is the sequence
+    /// the row follows, which names it when its own sequence cannot be read.
+    static func record(_ row: PostgresRow, loop: String, kind: String, after previous: UInt64?) throws -> JournalRecord {
+        let unread = previous.map { "the \(kind) after \($0)" } ?? "the latest \(kind)"
+        let sequence = try StoredRow(row, loop: loop, record: unread).sequence(0)
+        let stored = StoredRow(row, loop: loop, record: "\(kind) \(sequence)")
+        return JournalRecord(sequence: sequence, schemaVersion: try stored.schemaVersion(1), payload: try stored.bytes(2))
     }
 
     func removeFromInbox(_ id: Int64) async throws {
-        try await client.query("DELETE FROM feedbackloop_inbox WHERE id = \(id)", logger: logger)
+        try await operation("removing inbox entry \(id)", loop: nil) {
+            try await client.query("DELETE FROM feedbackloop_inbox WHERE id = \(id)", logger: logger)
+        }
     }
 }
 
