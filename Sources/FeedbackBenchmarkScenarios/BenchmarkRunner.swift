@@ -18,6 +18,8 @@ public struct BenchmarkRunner: Sendable {
     public var allocator: String
     /// The most live loops the `scaling` scenario grows to.
     public var scalingLoops = ScalingScenario.defaultMaxLoops
+    /// The `service` scenario's largest population of live loops (`nil`: its default for the size).
+    public var serviceLoops: Int?
     /// The events journaled before the `durable` scenario's recovery runs (`nil`: its default).
     public var durableRecoveryEvents: Int?
 
@@ -45,12 +47,16 @@ public struct BenchmarkRunner: Sendable {
             date: Self.timestamp(),
             processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
             size: size,
-            // The peer's column only where it runs: not in `scaling`, `composition` nor `durable`.
-            backends: backends.map(\.rawValue) + (peer && scenarios.contains { ![.scaling, .composition, .durable].contains($0) } ? [PeerSystems.name] : []),
+            // The peer's column only where it runs: not in `scaling`, `composition`, `durable` nor `service`.
+            backends: backends.map(\.rawValue) + (peer && scenarios.contains { !Self.withoutPeer.contains($0) } ? [PeerSystems.name] : []),
             scenarios: reports,
             allocator: allocator,
             loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })
     }
+
+    /// The scenarios the peer takes no part in: it has no composition of features, no durable
+    /// journal, and as a synchronous design no wake-up for `scaling` and `service` to measure.
+    public static let withoutPeer: Set<Scenario> = [.scaling, .composition, .durable, .service]
 
     /// The 1-minute load average, from getloadavg(3).
     static func loadAverage() -> Double? {
@@ -68,6 +74,7 @@ public struct BenchmarkRunner: Sendable {
         case .loops: try await LoopsScenario(size: size).run(backends: backends, peer: peer, progress: progress)
         case .composition: try await CompositionScenario(size: size).run(backends: backends, progress: progress)
         case .durable: try await DurableScenario(size: size, recoveryEvents: durableRecoveryEvents).run(backends: backends, progress: progress)
+        case .service: try await ServiceScenario(size: size, maxLoops: serviceLoops).run(backends: backends, progress: progress)
         case .scaling: try await ScalingScenario(size: size, maxLoops: scalingLoops).run(backends: backends, progress: progress)
         }
     }

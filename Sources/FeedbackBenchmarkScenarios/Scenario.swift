@@ -13,11 +13,16 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
     case cancellation
     /// Many idle loops: memory and create/stop time per loop.
     case loops
-    /// 1,000 keyed children in one parent, one changing per event, against one child's own loop.
+    /// 1,000 keyed children in one parent, one changing per event, against the same children in a
+    /// plain array reduced by the same loop (and, as information, one child's own loop).
     case composition
     /// A durable loop on the SQLite journal: sends with group commit against the same loop in
     /// memory and the journal's bare appends; recovery with and without snapshots.
     case durable
+    /// Many live loops, each event finding its loop idle (a service's sessions): closed loop into
+    /// 1,000 and `--loops` loops, open loop at fixed rates over 10,000; against a task parked per
+    /// unit on a continuation.
+    case service
     /// Throughput and p99 as live loops grow from 1 to `--loops` (idle and active) and senders
     /// from 1 to 8. Not in the default run: ask for it with `--scenario scaling`.
     case scaling
@@ -37,8 +42,9 @@ public enum Scenario: String, CaseIterable, Codable, Sendable, Hashable, CustomS
         case .latency: "open-loop send -> state observed, from the intended send time, with background loops"
         case .cancellation: "switch-latest churn, set-based churn, stop under load"
         case .loops: "idle loops: memory and create+stop per loop"
-        case .composition: "1,000 keyed children, one changing per event, vs the child's own loop"
+        case .composition: "1,000 keyed children, one changing per event, vs the same children in a plain array"
         case .durable: "durable loop on SQLite: group-commit sends vs in memory vs bare appends; recovery"
+        case .service: "live loops each receiving now and then, every event finding its loop idle: closed loop, open loop at fixed rates"
         case .scaling: "throughput and p99 as live loops (idle, active) and senders grow"
         }
     }

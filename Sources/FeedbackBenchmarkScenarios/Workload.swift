@@ -29,12 +29,20 @@ public enum Contender: Hashable, Sendable, CustomStringConvertible {
 ///
 /// `loops` is the `loops` scenario's life of an idle loop, counted per loop: create it (one
 /// feedback, whose query stays `nil`), let it start, stop it and release it.
+///
+/// `service` is the `service` scenario's closed loop: 1,000 live counter loops, one sender thread,
+/// events round robin, each sent once the previous one was observed, so that every event wakes an
+/// idle loop; its bare limit is a task parked per unit on a continuation and resumed per event.
+/// `service-actor` is the same harness around its other bare limit, an actor per unit entered by
+/// a new `Task` per event; it runs only bare.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     case w1, w2, w3
     case w3callback = "w3-callback"
     case child
     case children = "keyed-children"
     case loops
+    case service
+    case serviceActor = "service-actor"
 
     /// The scenario this workload reproduces.
     public var scenario: Scenario {
@@ -44,11 +52,15 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w3, .w3callback: .cancellation
         case .child, .children: .composition
         case .loops: .loops
+        case .service, .serviceActor: .service
         }
     }
 
     /// Whether the peer runs this workload.
-    public var hasPeer: Bool { scenario != .composition }
+    public var hasPeer: Bool { scenario != .composition && scenario != .service }
+
+    /// Whether the backends run this workload; `service-actor` is a bare limit only.
+    public var runsOnBackends: Bool { self != .serviceActor }
 
     /// Units per callgrind run: sends, cycles or switches.
     public var callgrindUnits: Int {
@@ -59,6 +71,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .child: 100_000
         case .children: 20_000
         case .loops: 10_000
+        case .service, .serviceActor: 20_000
         }
     }
 
@@ -124,6 +137,16 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
             _ = LoopsScenario.bare(count: units)
         case (.loops, .peer):
             _ = try LoopsScenario.measurePeer(count: units)
+        case (.service, .backend(let backend)):
+            try await serviceOn(LoopUnits.self, backend: backend, units: units)
+        case (.service, .bare):
+            try await serviceOn(ParkedUnits.self, backend: .callback, units: units)
+        case (.serviceActor, .bare):
+            try await serviceOn(ActorUnits.self, backend: .callback, units: units)
+        case (.serviceActor, .backend):
+            throw ScenarioFailure("\(rawValue) is a bare limit: run it with --bare")
+        case (.service, .peer), (.serviceActor, .peer):
+            throw ScenarioFailure("\(rawValue): \(PeerSystems.name) reduces on the sender's thread and has no wake-up to measure")
         }
     }
 }
@@ -203,6 +226,14 @@ extension Workload {
             ).validate()
         }
         for loop in loops { await loop.stop() }
+    }
+}
+
+extension Workload {
+    /// The `service` scenario's closed loop over ``ServiceScenario/sessions`` units, untimed.
+    @inline(never)
+    func serviceOn<Units: ServiceUnits>(_: Units.Type, backend: Backend, units events: Int) async throws {
+        _ = try await ServiceScenario.closedLoop(Units.self, backend: backend, loops: ServiceScenario.sessions, events: events)
     }
 }
 

@@ -22,7 +22,7 @@ struct FeedbackBench: ParsableCommand {
             checks its result and exits 1 instead of printing figures from a broken run.
 
             Scenarios: \(Scenario.defaultCases.map(\.rawValue).joined(separator: ", ")), and scaling (only when \
-            named: --scenario scaling, with --loops).
+            named: --scenario scaling, with --loops). --loops also sets service's largest population.
             """)
 
     @Option(help: "callback, actor, stream, opencombine (the peer) or all.")
@@ -39,7 +39,10 @@ struct FeedbackBench: ParsableCommand {
 
     @Option(
         parsing: .unconditional,
-        help: "With --scenario scaling: the most live loops (1 to 1,000,000; default 100,000).")
+        help: """
+            With --scenario scaling or service: the most live loops (1 to 1,000,000; default 100,000); \
+            service also spreads its open loop over at most this many.
+            """)
     var loops: Int?
 
     @Option(
@@ -81,14 +84,16 @@ struct FeedbackBench: ParsableCommand {
     @Flag(help: """
         Run one workload once, untimed and checked, for valgrind callgrind: --workload, or the \
         --scenario's (throughput: W1, pingpong: W2, cancellation: W3, composition: keyed-children, \
-        loops: loops); --events sets the units.
+        loops: loops, service: service); --events sets the units.
         """)
     var instructions = false
 
     @Option(help: """
         With --instructions: w1, w2, w3, w3-callback (W3 with a .callback effect), child (an event \
-        into a child feature's own loop), keyed-children (into 1,000 keyed children of it) or loops \
-        (create, start, stop and release an idle loop).
+        into a child feature's own loop), keyed-children (into 1,000 keyed children of it), loops \
+        (create, start, stop and release an idle loop), service (an event into one of 1,000 idle \
+        loops, sent once the previous one was observed) or service-actor (its second limit, --bare only: \
+        a bare actor entered by a new Task per event).
         """)
     var workload: String?
 
@@ -113,6 +118,8 @@ struct FeedbackBench: ParsableCommand {
         var render: String?
         var allocator: Allocator
         var scalingLoops: Int
+        /// `--loops` for `service`; `nil`: its default for the size.
+        var serviceLoops: Int?
         /// The backends and scenarios `--render` keeps; `nil` keeps all the report holds.
         var renderBackends: [String]?
         var renderScenarios: [Scenario]?
@@ -174,7 +181,7 @@ struct FeedbackBench: ParsableCommand {
                 workload = named
             } else {
                 guard scenarios.count == 1, let only = Workload(scenario: scenarios[0]) else {
-                    throw ValidationError("--instructions needs --workload or exactly one --scenario: throughput, pingpong, cancellation or composition")
+                    throw ValidationError("--instructions needs --workload or exactly one --scenario: throughput, pingpong, cancellation, composition, loops or service")
                 }
                 workload = only
             }
@@ -189,7 +196,10 @@ struct FeedbackBench: ParsableCommand {
                 throw ValidationError("--instructions needs one --backend (\(Backend.allCases.map(\.rawValue).joined(separator: ", ")) or \(PeerSystems.name)) or --bare")
             }
             if contender == .peer, let workload, !workload.hasPeer {
-                throw ValidationError("\(PeerSystems.name) has no composition of features: workload \(workload.rawValue) runs on a backend or --bare")
+                throw ValidationError("\(PeerSystems.name) does not run workload \(workload.rawValue): it runs on a backend or --bare")
+            }
+            if let workload, !workload.runsOnBackends, contender != .bare {
+                throw ValidationError("workload \(workload.rawValue) is a bare limit: run it with --bare")
             }
         } else if bare {
             throw ValidationError("--bare only goes with --instructions")
@@ -202,7 +212,11 @@ struct FeedbackBench: ParsableCommand {
             throw ValidationError("--render prints the report's own figures; --events and --size do not apply")
         }
         if let loops {
-            guard scenarios.contains(.scaling) else { throw ValidationError("--loops only goes with --scenario scaling") }
+            // Named, not implied by the default run: a default run with a different population
+            // would be compared with default runs that do not say so.
+            guard !scenarioNames.isEmpty, scenarios.contains(.scaling) || scenarios.contains(.service) else {
+                throw ValidationError("--loops only goes with --scenario scaling or --scenario service")
+            }
             guard (1...ScalingScenario.maximumLoops).contains(loops) else {
                 throw ValidationError("--loops must be between 1 and \(ScalingScenario.maximumLoops), not \(loops)")
             }
@@ -228,7 +242,7 @@ struct FeedbackBench: ParsableCommand {
         return Options(
             backends: backends, peer: peer, scenarios: scenarios, size: benchmarkSize, format: reportFormat, workload: workload,
             contender: contender, render: render, allocator: chosenAllocator,
-            scalingLoops: loops ?? ScalingScenario.defaultMaxLoops,
+            scalingLoops: loops ?? ScalingScenario.defaultMaxLoops, serviceLoops: loops,
             renderBackends: backend == "all" ? nil : backends.map(\.rawValue) + (peer ? [PeerSystems.name] : []),
             renderScenarios: scenarioNames.isEmpty ? nil : scenarios,
             destination: destination, durableRecoveryEvents: recoveryEvents)
@@ -282,6 +296,7 @@ struct FeedbackBench: ParsableCommand {
                 size: options.size, backends: options.backends, scenarios: options.scenarios, peer: options.peer,
                 allocator: options.allocator.rawValue)
             runner.scalingLoops = options.scalingLoops
+            runner.serviceLoops = options.serviceLoops
             runner.durableRecoveryEvents = options.durableRecoveryEvents
             let start = Date()
             report = try await runChecked {
