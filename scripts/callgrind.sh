@@ -17,11 +17,20 @@
 # A second table, for every backend in the run, is issue 13's composition ratio in instructions:
 # an event into a child feature's own loop, an event into a parent of 1,000 keyed children of it
 # (one changing per event), and the second over the first; each figure the median of three. A
-# third is the life of an idle loop (create, start, stop, release), per loop.
+# third is the life of an idle loop (create, start, stop, release), per loop. A fourth is issue 27's
+# service shape: 1,000 live counter loops, one sender, events round robin, each sent once the
+# previous one was observed (a DispatchSemaphore the loop's observer signals), so that every event
+# wakes an idle loop; beside the backends, the two bare hand-offs they are built on: a task parked
+# per unit on a continuation and resumed per event, and an actor per unit entered by a new Task
+# per event.
 #
-#   scripts/callgrind.sh                          # all three tables (about 17 minutes on 2 cores)
+#   scripts/callgrind.sh                          # all four tables (about 20 minutes on 2 cores)
 #   scripts/callgrind.sh --only "callback actor"  # some rows
+#   scripts/callgrind.sh --tables "service"       # some tables: peers, composition, loops, service
 #   scripts/callgrind.sh --profile w1 actor       # one profile, annotated (top functions, inclusive)
+#
+# The outside package and its build live in .build-callgrind/, a folder of their own: not inside
+# .build/, which `swift build` in this package owns.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
@@ -29,7 +38,7 @@ root=$(pwd)
 
 command -v valgrind >/dev/null || { echo "error: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 
-outside="$root/.build/callgrind-package"
+outside="$root/.build-callgrind"
 # Target names must differ from this package's (SwiftPM wants them unique across the graph); the
 # command's `import FeedbackBenchmarkScenarios` is pointed at the renamed module with -module-alias.
 rm -rf "$outside/Sources/FeedbackBenchmarkScenarios" "$outside/Sources/feedback-bench"
@@ -91,7 +100,12 @@ trap 'rm -rf "$work"' EXIT
 # difference of two runs is as exact at 20,000 units as at 100,000).
 units_of() { # workload contender
     local n
-    case $1 in w1 | child) n=100000 ;; w2) n=50000 ;; w3 | w3-callback | loops) n=10000 ;; keyed-children) n=20000 ;; esac
+    case $1 in
+        w1 | child) n=100000 ;;
+        w2) n=50000 ;;
+        w3 | w3-callback | loops) n=10000 ;;
+        keyed-children | service | service-actor) n=20000 ;;
+    esac
     if [ "$2" = opencombine ]; then n=$((n / 5)); fi
     echo "$n"
 }
@@ -127,26 +141,42 @@ per_unit_median() { # workload contender
 }
 
 if [ "${1:-}" = --profile ]; then
-    workload=${2:?workload: w1, w2, w3, w3-callback, child, keyed-children or loops}
+    workload=${2:?workload: w1, w2, w3, w3-callback, child, keyed-children, loops, service or service-actor}
     contender=${3:?contender: bare, callback, actor, stream or opencombine}
     out="$work/profile"
     # shellcheck disable=SC2046
     valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$out" \
         "$bench" --instructions --workload "$workload" $(contender_flags "$contender") \
         --events "$(units_of "$workload" "$contender")" >/dev/null 2>"$out.log"
-    cp "$out" "$root/.build/callgrind.out.$workload.$contender"
-    echo "kept .build/callgrind.out.$workload.$contender (for callgrind_annotate --auto=yes or kcachegrind)" >&2
+    cp "$out" "$outside/callgrind.out.$workload.$contender"
+    echo "kept .build-callgrind/callgrind.out.$workload.$contender (for callgrind_annotate --auto=yes or kcachegrind)" >&2
     callgrind_annotate --inclusive=yes --threshold=99 "$out" | head -60
     exit 0
 fi
 
 contenders="bare callback actor stream opencombine"
-if [ "${1:-}" = --only ]; then contenders=${2:?--only needs a list of contenders}; fi
+tables="peers composition loops service"
+while [ $# -gt 0 ]; do
+    case $1 in
+        --only) contenders=${2:?--only needs a list of contenders: bare callback actor stream opencombine} ;;
+        --tables) tables=${2:?--tables needs a list of tables: peers composition loops service} ;;
+        *) echo "error: unknown argument '$1' (use --only, --tables or --profile)" >&2; exit 64 ;;
+    esac
+    shift 2
+done
+for table in $tables; do
+    case $table in peers | composition | loops | service) ;; *) echo "error: unknown table '$table'; use peers, composition, loops or service" >&2; exit 64 ;; esac
+done
+for contender in $contenders; do
+    case $contender in bare | callback | actor | stream | opencombine) ;; *) echo "error: unknown contender '$contender'; use bare, callback, actor, stream or opencombine" >&2; exit 64 ;; esac
+done
+wants() { case " $tables " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 # What CombineFeedback on OpenCombine 0.14 measured on this kind of machine (/work/shared's
 # MEASUREMENTS.md): the peer written here is faithful if it lands within ±30 % of these.
 published() { case $1 in w1) echo 18083 ;; w2) echo 49689 ;; w3 | w3-callback) echo 59457 ;; esac; }
 
+if wants peers; then
 printf '| instructions per unit (callgrind) | W1 send | W2 ping-pong | W3 churn (.run) | W3 churn (.callback) |\n|---|---|---|---|---|\n'
 for contender in $contenders; do
     row="| $contender"
@@ -161,11 +191,12 @@ for contender in $contenders; do
     done
     echo "$row |"
 done
+fi
 
 # Issue 13's ratio: the backends of this run only (the peer has no composition, the bare limit
 # is the same loop for both workloads).
 backends=$(for contender in $contenders; do case $contender in bare | opencombine) ;; *) echo "$contender" ;; esac; done)
-if [ -n "$backends" ]; then
+if [ -n "$backends" ] && wants composition; then
     printf '\n| composition (callgrind) | an event into the child'"'"'s own loop | into 1,000 keyed children | ratio (issue 13: at most 3) |\n|---|---|---|---|\n'
     for backend in $backends; do
         echo "callgrind: child and keyed-children on $backend" >&2
@@ -177,8 +208,36 @@ if [ -n "$backends" ]; then
 fi
 
 # Issue 12's create + stop, per idle loop (the `loops` scenario's memory is RSS, in feedback-bench).
-printf '\n| idle loops (callgrind) | create, start, stop and release, per loop |\n|---|---|\n'
-for contender in $contenders; do
-    echo "callgrind: loops on $contender" >&2
-    echo "| $contender | $(per_unit loops "$contender") |"
-done
+if wants loops; then
+    printf '\n| idle loops (callgrind) | create, start, stop and release, per loop |\n|---|---|\n'
+    for contender in $contenders; do
+        echo "callgrind: loops on $contender" >&2
+        echo "| $contender | $(per_unit loops "$contender") |"
+    done
+fi
+
+# Issue 27's wake-up: the backends against the bare hand-offs (the peer reduces on the sender's
+# thread: it has no wake-up to measure). The ratio column is to the parked task, the service
+# scenario's limit, when this run measures it.
+if wants service; then
+    printf '\n| service (callgrind): 1,000 idle loops, one event at a time | instructions per event | x a parked task resumed per event |\n|---|---|---|\n'
+    parked=""
+    service_row() { # label workload contender
+        local figure ratio=""
+        echo "callgrind: $2 on $3" >&2
+        figure=$(per_unit "$2" "$3")
+        if [ -n "$parked" ]; then ratio=$(awk -v a="$figure" -v b="$parked" 'BEGIN { printf "%.2f", a / b }'); fi
+        echo "| $1 | $figure | $ratio |"
+        if [ "$2 $3" = "service bare" ]; then parked=$figure; fi
+    }
+    for contender in $contenders; do
+        case $contender in
+            opencombine) ;;
+            bare)
+                service_row "bare: a task parked per unit on a continuation, resumed per event" service bare
+                service_row "bare: an actor per unit, entered by a new Task per event" service-actor bare
+                ;;
+            *) service_row "$contender" service "$contender" ;;
+        esac
+    done
+fi
