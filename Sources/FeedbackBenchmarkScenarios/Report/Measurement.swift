@@ -64,6 +64,33 @@ public struct ScenarioReport: Codable, Sendable, Hashable {
         self.summary = summary
     }
 
+    /// A figure better than its row's limit.
+    public struct BeatenLimit: Sendable, Hashable {
+        public var label: String
+        public var metric: String
+        /// The backend's (or the peer's) column.
+        public var column: String
+        public var ratio: Double
+    }
+
+    /// Every figure better than its row's limit by more than ``beatenLimitMargin``. A limit is
+    /// the floor of its work, the best version of it written by hand, so each of these says the
+    /// limit is wrong and must be fixed, not that the backend is better than possible. Maxima are
+    /// left out: a single sample that a preemption sets on either side.
+    public var beatenLimits: [BeatenLimit] {
+        rows.flatMap { row -> [BeatenLimit] in
+            guard !row.metric.hasPrefix("max") else { return [] }
+            return row.values.keys.sorted().compactMap { column in
+                guard let ratio = row.ratio(column), ratio < 1 - Self.beatenLimitMargin else { return nil }
+                return BeatenLimit(label: row.label, metric: row.metric, column: column, ratio: ratio)
+            }
+        }
+    }
+
+    /// How far below its limit a figure must be to count as beating it: two wall-clock figures
+    /// within 1 % of each other are the same figure (a rate that both sustain, for one).
+    public static let beatenLimitMargin = 0.01
+
     /// Runs `body` for `backend` unless the backend already failed in this scenario; a
     /// ``ScenarioFailure`` is recorded instead of ending the whole benchmark run, so one engine bug
     /// does not hide every other figure. Any other error ends the run.

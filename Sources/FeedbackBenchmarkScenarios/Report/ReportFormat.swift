@@ -40,6 +40,9 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
                 lines.append(cells)
             }
             out += markdown(lines)
+            for beaten in scenario.beatenLimits {
+                out += "\n**BELOW ITS LIMIT** \(beaten.column): \(beaten.label), \(beaten.metric) at \(ratio(beaten.ratio))× the limit: the limit is not the floor of this work and must be fixed.\n"
+            }
             for failure in scenario.failures {
                 out += "\n**FAILED** \(failure) — no figures from this run.\n"
             }
