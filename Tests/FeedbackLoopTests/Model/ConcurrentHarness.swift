@@ -73,7 +73,7 @@ struct ConcurrentRun {
                 case .none:
                     return .none
                 case .send:
-                    return .send(ModelSystem.sentEvent(feedback: partial.feedback, value: partial.value))
+                    return .send(contentsOf: ModelSystem.sentEvents(feedback: partial.feedback, value: partial.value))
                 case .run:
                     return .run { sink in
                         guard speaks else { return await suspendUntilCancelled() }
@@ -139,7 +139,7 @@ struct ConcurrentRun {
         if loop.state != expected { return "the final state is \(loop.state), the log ends at \(expected)" }
 
         // Each sender's reduced events are a prefix of what it sent, in order; each event once.
-        // (`.send` effects' events, tags -600 to -1, carry no identity of their own and may repeat.)
+        // (`.send` effects' events, tags -700 to -1, carry no identity of their own and may repeat.)
         func isUnique(_ event: Event) -> Bool { event.tag >= 0 || event.tag <= -1_000_000 }
         let reduced = log.map(\.event)
         let uniques = reduced.filter(isUnique)
@@ -183,6 +183,14 @@ struct ConcurrentRun {
             else { continue }
             if index >= cancelled {
                 return "\(key)'s event was reduced at transition \(index), after the effect was cancelled at \(cancelled - 1)"
+            }
+        }
+        // No event of the kid's effects is reduced after the step that ended the kid's life, even
+        // from an effect that had finished.
+        for (index, step) in log.enumerated() {
+            guard let key = sentBy[step.event], let life = model.lifeOf[key], let ended = model.lifeEndedAt[life] else { continue }
+            if index >= ended {
+                return "\(key)'s event was reduced at transition \(index), after its child's life ended at \(ended - 1)"
             }
         }
         let lives = outcomes.current

@@ -146,7 +146,7 @@ final class DeterministicHarness: Sendable {
                 case .none:
                     return .none
                 case .send:
-                    return .send(ModelSystem.sentEvent(feedback: partial.feedback, value: partial.value))
+                    return .send(contentsOf: ModelSystem.sentEvents(feedback: partial.feedback, value: partial.value))
                 case .run:
                     let controller = Controller(key: key, kind: .run)
                     controllers.withLock { $0[key] = controller }

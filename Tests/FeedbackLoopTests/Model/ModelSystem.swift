@@ -6,7 +6,8 @@ import Logging
 ///
 /// Every constructor is covered: `skippingRepeated` (query `a`), `lensing` (`b`),
 /// `firstValueAfterNil` (`c`), `whenBecomesTrue` (`flag`), `requests` (`set`) and `custom` (on
-/// `.ping`). What kind of effect a feedback starts is a pure function of the feedback and the
+/// `.ping`); and a child feature (`kid`, lifted by a `ChildScope`) with a `skippingRepeated` of
+/// its own, so that the model follows each of the child's lives. What kind of effect a feedback starts is a pure function of the feedback and the
 /// query's value (``ModelSystem/kind(feedback:value:)``), so the model knows without running it.
 enum ModelSystem {
     struct State: Hashable, Sendable, CustomStringConvertible {
@@ -15,17 +16,19 @@ enum ModelSystem {
         var c: Int?
         var flag = false
         var set: Set<Int> = []
+        /// The child's state: present while non-nil; each time it appears is a new life.
+        var kid: Int?
         /// Every event reduced, in order: two states are equal only if their histories are.
         var history: [Event] = []
 
         var description: String {
             "a \(a.map(String.init) ?? "nil") b \(b.map(String.init) ?? "nil") c \(c.map(String.init) ?? "nil") "
-                + "flag \(flag) set \(set.sorted()) after \(history.count) events"
+                + "flag \(flag) set \(set.sorted()) kid \(kid.map(String.init) ?? "nil") after \(history.count) events"
         }
     }
 
     enum Op: Hashable, Sendable, CustomStringConvertible {
-        case setA(Int?), setB(Int?), setC(Int?), setFlag(Bool), insert(Int), remove(Int), ping, noop
+        case setA(Int?), setB(Int?), setC(Int?), setFlag(Bool), insert(Int), remove(Int), setKid(Int?), ping, noop
 
         var description: String {
             switch self {
@@ -35,6 +38,7 @@ enum ModelSystem {
             case .setFlag(let v): "flag=\(v)"
             case .insert(let v): "+\(v)"
             case .remove(let v): "-\(v)"
+            case .setKid(let v): "kid=\(v.map(String.init) ?? "nil")"
             case .ping: "ping"
             case .noop: "noop"
             }
@@ -58,6 +62,7 @@ enum ModelSystem {
         case .setFlag(let v): state.flag = v
         case .insert(let v): state.set.insert(v)
         case .remove(let v): state.set.remove(v)
+        case .setKid(let v): state.kid = v
         case .ping, .noop: break
         }
         state.history.append(event)
@@ -75,8 +80,8 @@ enum ModelSystem {
     }
 
     /// The feedbacks, by position: 0 skippingRepeated(a), 1 lensing(b), 2 firstValueAfterNil(c),
-    /// 3 whenBecomesTrue(flag), 4 requests(set), 5 custom(ping).
-    static let feedbackCount = 6
+    /// 3 whenBecomesTrue(flag), 4 requests(set), 5 custom(ping), 6 the kid's skippingRepeated.
+    static let feedbackCount = 7
 
     /// What feedback `feedback` starts for a query of `value`. `lensing` restarts on every state,
     /// so it never starts a `.send` (which would feed itself forever); `requests` starts its
@@ -89,14 +94,24 @@ enum ModelSystem {
         case 2: [Kind.run, .callback, .send][value % 3]
         case 3: .run
         case 4: [Kind.run, .callback][value % 2]
-        default: .send
+        case 5: .send
+        default: [Kind.run, .callback, .send][value % 3]
         }
     }
 
-    /// The event a `.send` effect of `feedback` sends.
-    static func sentEvent(feedback: Int, value: Int) -> Event {
-        Event(op: .noop, tag: -(feedback * 100 + value) - 1)
+    /// The events a `.send` effect of `feedback` sends: one `noop`; the kid's removes the kid and
+    /// then sends a `noop`, which must then be dropped: it belongs to a life that has ended.
+    static func sentEvents(feedback: Int, value: Int) -> [Event] {
+        let tag = -(feedback * 100 + value) - 1
+        if feedback == 6 { return [Event(op: .setKid(nil), tag: tag), Event(op: .noop, tag: tag)] }
+        return [Event(op: .noop, tag: tag)]
     }
+
+    /// The kid: its state is `kid`, and its events are the parent's own (the parent's reducer
+    /// handles them; the scope is there for the kid's lives).
+    static let kidScope = ChildScope(
+        state: StatePath(\State.kid),
+        event: EventPath<Event, Event>(embed: { $0 }, extract: { _ in nil }))
 
     /// The feedbacks, with `make` building each effect from its identity.
     static func feedbacks(_ make: @escaping @Sendable (EffectKey.Partial) -> Effect<Event>) -> [Feedback<State, Event>] {
@@ -107,6 +122,7 @@ enum ModelSystem {
             .whenBecomesTrue({ $0.flag }) { _ in make(.init(feedback: 3, value: 0)) },
             .requests({ $0.set }) { make(.init(feedback: 4, value: $0)) },
             .custom { _, event in event?.op == .ping ? make(.init(feedback: 5, value: 0)) : .none },
+            kidScope.feedback([.skippingRepeated({ Optional($0) }) { make(.init(feedback: 6, value: $0)) }]),
         ]
     }
 }

@@ -2,7 +2,8 @@ import FeedbackLoop
 
 /// A pure, single-threaded interpreter of the loop's semantics: the state, the FIFO queue, each
 /// feedback constructor's start/cancel decisions, the table of effects, every statistics counter,
-/// observers and stop. What a running loop must do, step by step, with no concurrency at all.
+/// observers and stop, and the lives of a child feature: an event an effect of the child sent is
+/// dropped once that life has ended, whether the effect was cancelled or had finished. What a running loop must do, step by step, with no concurrency at all.
 ///
 /// Each operation runs to quiescence (the queue drained), as the deterministic harness waits for
 /// the engine to do after each step.
@@ -43,7 +44,8 @@ struct ReferenceModel {
     private(set) var drops: [DropRecord] = []
     private(set) var observers: [Int: [State]] = [:]
     private var generations: [EffectKey.Partial: Int] = [:]
-    private var queue: [(event: Event, from: EffectKey?)] = []
+    /// Each queued event, the effect that sent it, and the child life it belongs to.
+    private var queue: [(event: Event, from: EffectKey?, life: Int?)] = []
     /// Set while a `sendAndWait` event is in the queue: the state right after it.
     private var answer: (tag: Int, state: State?)?
 
@@ -57,6 +59,16 @@ struct ReferenceModel {
     private var flagRunning: EffectKey?
     private var setLast: Set<Int> = []
     private var setRunning: [Int: EffectKey] = [:]
+    // The kid: its current life, the value its skippingRepeated last saw, the effect it runs.
+    private var kidLife: Int?
+    private var kidLast: Int?
+    private var kidRunning: EffectKey?
+    private var nextLife = 0
+    private var endedLives: Set<Int> = []
+    /// The life each of the kid's effects belongs to.
+    private(set) var lifeOf: [EffectKey: Int] = [:]
+    /// Concurrent mode: how many transitions had been replayed when each life ended.
+    private(set) var lifeEndedAt: [Int: Int] = [:]
 
     struct DropRecord: Hashable, CustomStringConvertible {
         var event: Event
@@ -96,7 +108,7 @@ struct ReferenceModel {
             drops.append(DropRecord(event: event, reason: .afterStop))
             return
         }
-        queue.append((event, nil))
+        queue.append((event, nil, nil))
         drain()
     }
 
@@ -108,7 +120,7 @@ struct ReferenceModel {
             return nil
         }
         answer = (event.tag, nil)
-        queue.append((event, nil))
+        queue.append((event, nil, nil))
         drain()
         defer { answer = nil }
         return answer?.state
@@ -127,7 +139,7 @@ struct ReferenceModel {
             drops.append(DropRecord(event: event, reason: .fromCancelledEffect))
             return
         }
-        queue.append((event, key))
+        queue.append((event, key, lifeOf[key]))
         drain()
     }
 
@@ -141,7 +153,7 @@ struct ReferenceModel {
             statistics.effectsFinished += 1
             effects[key] = effect
             if let event {
-                queue.append((event, key))
+                queue.append((event, key, lifeOf[key]))
                 drain()
             }
         } else {
@@ -201,8 +213,13 @@ struct ReferenceModel {
 
     private mutating func drain() {
         while !queue.isEmpty {
-            let (event, from) = queue.removeFirst()
+            let (event, from, life) = queue.removeFirst()
             if let from, effects[from]?.status == .cancelled {
+                statistics.eventsDroppedFromCancelledEffects += 1
+                drops.append(DropRecord(event: event, reason: .fromCancelledEffect))
+                continue
+            }
+            if let life, endedLives.contains(life) {
                 statistics.eventsDroppedFromCancelledEffects += 1
                 drops.append(DropRecord(event: event, reason: .fromCancelledEffect))
                 continue
@@ -258,10 +275,37 @@ struct ReferenceModel {
         }
         // 5: custom(ping)
         if event?.op == .ping { _ = start(feedback: 5, value: 0) }
+        // 6: the kid, a child lifted by a ChildScope, with one skippingRepeated over its value.
+        switch (kidLife, state.kid) {
+        case (nil, let value?):
+            let life = nextLife
+            nextLife += 1
+            kidLife = life
+            kidLast = value
+            kidRunning = start(feedback: 6, value: value, life: life)
+        case (let life?, nil):
+            // The child goes: what it runs is cancelled, and its life ends, silencing the events
+            // of its effects still queued, finished ones' included.
+            if let running = kidRunning { cancel(running) }
+            endedLives.insert(life)
+            lifeEndedAt[life] = replayed
+            kidLife = nil
+            kidLast = nil
+            kidRunning = nil
+        case (let life?, let value?):
+            if value != kidLast {
+                kidLast = value
+                if let running = kidRunning { kidRunning = nil; cancel(running) }
+                kidRunning = start(feedback: 6, value: value, life: life)
+            }
+        case (nil, nil):
+            break
+        }
     }
 
-    /// Starts an effect; its key if there is something to cancel later.
-    private mutating func start(feedback: Int, value: Int) -> EffectKey? {
+    /// Starts an effect (of the kid's life `life`, for the kid's); its key if there is something
+    /// to cancel later.
+    private mutating func start(feedback: Int, value: Int, life: Int? = nil) -> EffectKey? {
         let partial = EffectKey.Partial(feedback: feedback, value: value)
         let generation = generations[partial, default: 0]
         generations[partial] = generation + 1
@@ -274,9 +318,10 @@ struct ReferenceModel {
             statistics.effectsStarted += 1
             statistics.effectsFinished += 1
             effects[key] = EffectRecord(kind: .send, status: .finished, taskAlive: false, life: [.started, .finished])
-            queue.append((ModelSystem.sentEvent(feedback: feedback, value: value), nil))
+            for event in ModelSystem.sentEvents(feedback: feedback, value: value) { queue.append((event, nil, life)) }
             return nil
         case .run, .callback:
+            if let life { lifeOf[key] = life }
             statistics.effectsStarted += 1
             effects[key] = EffectRecord(kind: kind, status: .running, taskAlive: kind == .run, life: [.started])
             return key

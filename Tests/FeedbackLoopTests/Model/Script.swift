@@ -60,6 +60,7 @@ struct Script: CustomStringConvertible {
         initial.c = rng.chance(0.3) ? rng.int(3) : nil
         initial.flag = rng.chance(0.3)
         initial.set = Set((0..<rng.int(3)).map { _ in rng.int(4) })
+        initial.kid = rng.chance(0.3) ? rng.int(5) : nil
         // Mostly short scripts, some up to `maxSteps`: short ones find most bugs, and fast.
         let length = 1 + Int(Double(maxSteps - 1) * pow(rng.unit(), 2.5))
         let steps = (0..<length).map { _ in randomStep(using: &rng) }
@@ -68,7 +69,7 @@ struct Script: CustomStringConvertible {
 
     static func randomOp(using rng: inout SplitMix64) -> ModelSystem.Op {
         let value: Int? = rng.chance(0.2) ? nil : rng.int(5)
-        switch rng.int(9) {
+        switch rng.int(10) {
         case 0, 1: return .setA(value)
         case 2: return .setB(rng.chance(0.5) ? nil : value)
         case 3: return .setC(value)
@@ -76,6 +77,7 @@ struct Script: CustomStringConvertible {
         case 5: return .insert(rng.int(4))
         case 6: return .remove(rng.int(4))
         case 7: return .ping
+        case 8: return .setKid(value)
         default: return .noop
         }
     }
