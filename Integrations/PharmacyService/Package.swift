@@ -61,6 +61,8 @@ let package = Package(
             name: "PharmacyServerTests",
             dependencies: [
                 "PharmacyServer",
+                // SQLiteJournal: a test reads a journal the server wrote.
+                .product(name: "FeedbackLoopDurable", package: "FeedbackLoop"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -14,15 +14,17 @@ import NIOCore
 /// | 400 | `invalid_event` | the body is JSON but not an event: unknown `type`, a missing or mistyped field, an `index` that is not an integer from 0 to 1,000,000 |
 /// | 400 | `unknown_place` | `pickPlace` names no place on the map |
 /// | 400 | `malformed_request` | the request is not valid HTTP/1.1 (the connection is closed) |
-/// | 404 | `session_not_found` | no open session has that id (never opened, closed, or expired after being idle) |
+/// | 404 | `session_not_found` | no open session has that id (never opened, closed, or expired after being idle); never for `PUT` |
 /// | 404 | `not_found` | no such path |
 /// | 405 | `method_not_allowed` | the path exists, not with this method (the `Allow` header lists those it has) |
 /// | 408 | `request_timeout` | the request's body did not arrive within the read timeout (the connection is closed) |
-/// | 409 | `session_closed` | a `DELETE` closed the session while this `PUT` waited for its first load |
+/// | 409 | `session_closed` | a `DELETE` closed the session while this `PUT` waited for its first load (that `DELETE` answered 200) |
 /// | 413 | `body_too_large` | the body is larger than the limit (16 KiB by default) |
 /// | 415 | `unsupported_media_type` | an event's `Content-Type` is not `application/json` |
 /// | 431 | `headers_too_large` | the request's headers are larger than the limit (the connection is closed) |
 /// | 503 | `too_many_sessions` | the session cap is reached; retry later |
+/// | 503 | `session_owned_elsewhere` | with PostgreSQL: another server holds the session's lease (`Retry-After`) |
+/// | 503 | `journal_unavailable` | the journal failed or did not answer in time; the request was not carried out |
 /// | 503 | `shutting_down` | the server is shutting down; the request was not carried out (or, for a `PUT`, the session's first load was cut short) |
 /// | 500 | `internal_error` | a bug; the message says no more |
 public struct APIError: Error, Hashable, Sendable {

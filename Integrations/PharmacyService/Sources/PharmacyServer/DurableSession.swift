@@ -2,8 +2,8 @@ import FeedbackExamples
 import FeedbackLoop
 import FeedbackLoopDurable
 
-/// A session as its journal keeps it: the pharmacies screen while the session is open, and how
-/// many client requests it has applied.
+/// A session as its journal keeps it: the pharmacies screen while the session is open, how many
+/// client requests it has applied, and, once closed, the screen it was closed with.
 ///
 /// The request count makes a lost or repeated event visible from outside: a client that numbers
 /// its requests 1, 2, 3, … (the `request` field of an event's body) and sends each after the
@@ -17,12 +17,22 @@ public struct SessionState: Hashable, Sendable, Codable {
     public var requests: Int
     /// The `request` number of the latest applied client request that carried one.
     public var lastRequest: Int?
+    /// The screen as the latest ``SessionEvent/closed`` found it: set by the event that closed an
+    /// open session (with ``requests`` and ``lastRequest`` kept as they were), `nil` after a close
+    /// of a session that was not open, and while the session is open. A `DELETE` answers with it,
+    /// so its final state is exactly what the journal held when the close was reduced: every
+    /// request journaled before the close is in it, none journaled after.
+    public var finalScreen: Pharmacies.State?
 
     /// A session that is not open.
-    public init(pharmacies: Pharmacies.State? = nil, requests: Int = 0, lastRequest: Int? = nil) {
+    public init(
+        pharmacies: Pharmacies.State? = nil, requests: Int = 0, lastRequest: Int? = nil,
+        finalScreen: Pharmacies.State? = nil
+    ) {
         self.pharmacies = pharmacies
         self.requests = requests
         self.lastRequest = lastRequest
+        self.finalScreen = finalScreen
     }
 }
 
@@ -35,7 +45,8 @@ public enum SessionEvent: Hashable, Sendable, Codable {
     case request(Pharmacies.Event, number: Int?)
     /// An event of the screen's own effects (the back end's answers).
     case pharmacies(Pharmacies.Event)
-    /// `DELETE`: closes the session.
+    /// `DELETE`, or the session's expiry: closes the session, keeping its final screen (see
+    /// ``SessionState/finalScreen``).
     case closed
 }
 
@@ -67,7 +78,8 @@ public enum DurableSession {
         case .pharmacies:
             screen.reduce(&state, event, with: Pharmacies.reduce)
         case .closed:
-            state = SessionState()
+            state = SessionState(
+                requests: state.requests, lastRequest: state.lastRequest, finalScreen: state.pharmacies)
         }
     }
 

@@ -32,6 +32,22 @@ public enum SessionJournal: Sendable {
         let client = PostgresClient(configuration: try PostgresJournal.configuration(url: url), backgroundLogger: logger)
         return .postgres(PostgresJournal(client: client, node: node, leaseDuration: leaseDuration, logger: logger))
     }
+
+    /// The journal behind either case.
+    var eventJournal: any EventJournal {
+        switch self {
+        case .sqlite(let journal): journal
+        case .postgres(let journal): journal
+        }
+    }
+
+    /// Whether `session` has anything in the journal: a read, which takes no ownership and
+    /// writes nothing.
+    func hasRecords(_ session: String) async throws -> Bool {
+        let journal = eventJournal
+        if try await !journal.events(loop: session, after: 0, limit: 1).isEmpty { return true }
+        return try await journal.latestSnapshot(loop: session) != nil
+    }
 }
 
 /// The sessions of a server with a journal: a ``LoopRegistry`` whose entry for a session holds
@@ -40,15 +56,24 @@ public enum SessionJournal: Sendable {
 /// The registry gives each session its lifecycle, as without a journal: one entry per id,
 /// expiry when idle, the cap, and a stop on graceful shutdown. Its loop per session is a host
 /// whose state is the session's ``DurableSessionHandle``; the durable loop itself is recovered
-/// by the first request that needs it, and stopped when the registry's entry ends.
+/// by the first request that needs it, and stopped when the registry's entry ends. The entry of
+/// a session that is not open leaves the registry as soon as no request uses it (see
+/// ``DurableSessionHandle/leave()``); an id with nothing in the journal never gets one
+/// (``requireJournaled(_:)``).
 final class DurableSessions: Sendable {
     typealias Registry = LoopRegistry<String, DurableSessionHandle, Never>
 
     let journal: SessionJournal
     let registry: Registry
+    let health: JournalHealth
+
+    /// How long the check that an id has a journal may take.
+    static let journalTimeout = Duration.seconds(2)
 
     init(journal: SessionJournal, configuration: PharmacySessions.Configuration) {
         self.journal = journal
+        let health = JournalHealth(timeout: Self.journalTimeout)
+        self.health = health
         let eventLoops = configuration.eventLoops.map { Array($0.makeIterator()) } ?? []
         let recover: @Sendable (String) async throws -> DurableSessionHandle.Running = { id in
             var logger = configuration.logger
@@ -91,10 +116,10 @@ final class DurableSessions: Sendable {
                 Loop(initial: DurableSessionHandle(id: id, recover: recover), reduce: { _, _ in })
             },
             onLoopEnded: { id, report, exit in
-                let finalState = await report.finalState.close()
+                let screen = await report.finalState.close(closingTheSession: false)
                 configuration.logger.debug(
                     "session ended", metadata: ["session": "\(id)", "exit": "\(exit)"])
-                if let screen = finalState?.pharmacies {
+                if let screen {
                     await configuration.onSessionEnded(
                         id,
                         PharmacySessions.Report(
@@ -106,6 +131,19 @@ final class DurableSessions: Sendable {
 }
 
 extension DurableSessions {
+    /// Throws ``APIError/sessionNotFound(_:)`` when `id` has no entry here and nothing in the
+    /// journal: a session that was never opened. Such a request then writes nothing (recovering
+    /// takes ownership, a write) and takes no room in the registry.
+    ///
+    /// - Throws: ``JournalHealth/Unavailable`` when the journal does not answer in time.
+    func requireJournaled(_ id: String) async throws {
+        guard registry.existing(id) == nil else { return }
+        let journal = self.journal
+        guard try await health.bounded({ try await journal.hasRecords(id) }) else {
+            throw APIError.sessionNotFound(id)
+        }
+    }
+
     /// The same ending, for the report of the session's screen.
     static func ending(_ ending: Registry.Report.Ending) -> PharmacySessions.Report.Ending {
         switch ending {
@@ -117,121 +155,3 @@ extension DurableSessions {
     }
 }
 
-/// One session's durable loop in this process: recovered from the journal by the first use,
-/// recovered again after it failed (its lease was lost, an append was fenced), stopped by
-/// ``close()``.
-final class DurableSessionHandle: Sendable, Hashable {
-    struct Running: Sendable {
-        let loop: DurableLoop<SessionState, SessionEvent>
-        let keeper: Task<Void, Never>?
-    }
-
-    private enum Phase {
-        case idle
-        case recovering(Task<Running, any Error>)
-        case running(Running)
-        case closed
-    }
-
-    /// Why a session has no loop.
-    enum Unavailable: Error {
-        /// The registry's entry ended (shutdown, expiry, `DELETE`).
-        case closed
-    }
-
-    let id: String
-    private let recover: @Sendable (String) async throws -> Running
-    private let phase = Mutex(Phase.idle)
-
-    init(id: String, recover: @escaping @Sendable (String) async throws -> Running) {
-        self.id = id
-        self.recover = recover
-    }
-
-    /// The session's running loop, recovered now if there is none (or the last one failed).
-    ///
-    /// - Throws: what recovery throws (`JournalError.ownedElsewhere(loop:)` while another
-    ///   server holds the session's lease); ``Unavailable/closed`` after ``close()``.
-    func loop() async throws -> DurableLoop<SessionState, SessionEvent> {
-        let task = phase.withLock { phase -> Task<Running, any Error>? in
-            switch phase {
-            case .running(let running) where running.loop.isRunning:
-                return nil
-            case .recovering(let task):
-                return task
-            case .closed:
-                return nil
-            case .idle, .running:
-                // A loop that stopped on its own (fenced, lease lost) is replaced: recovery takes
-                // the session again if it can, or says who holds it.
-                let task = Task { [id, recover] in try await recover(id) }
-                phase = .recovering(task)
-                return task
-            }
-        }
-        guard let task else {
-            return try phase.withLock { phase in
-                switch phase {
-                case .running(let running): return running.loop
-                default: throw Unavailable.closed
-                }
-            }
-        }
-        let running: Running
-        do {
-            running = try await task.value
-        } catch {
-            phase.withLock { phase in
-                if case .recovering = phase { phase = .idle }
-            }
-            throw error
-        }
-        let installed = phase.withLock { phase -> Bool in
-            switch phase {
-            case .recovering:
-                phase = .running(running)
-                return true
-            case .running(let current):
-                return current.loop === running.loop
-            case .idle, .closed:
-                return false
-            }
-        }
-        guard installed else {
-            // Closed while recovering: this loop must not outlive its entry.
-            await Self.stop(running)
-            throw Unavailable.closed
-        }
-        return running.loop
-    }
-
-    /// Stops the session's loop, if it has one (waiting for a recovery in progress), and
-    /// returns its final state. Later uses throw ``Unavailable/closed``.
-    func close() async -> SessionState? {
-        let previous = phase.withLock { phase -> Phase in
-            defer { phase = .closed }
-            return phase
-        }
-        switch previous {
-        case .running(let running):
-            await Self.stop(running)
-            return running.loop.state
-        case .recovering(let task):
-            guard let running = try? await task.value else { return nil }
-            await Self.stop(running)
-            return running.loop.state
-        case .idle, .closed:
-            return nil
-        }
-    }
-
-    /// Stops the loop, which gives its lease back. The lease keeper, if any, is left to end by
-    /// itself at its next wake-up (it sees the loop stopped): cancelling it would make it stop
-    /// the loop once more, in a cancelled task, and log the second release's `CancellationError`.
-    private static func stop(_ running: Running) async {
-        await running.loop.stop()
-    }
-
-    static func == (lhs: DurableSessionHandle, rhs: DurableSessionHandle) -> Bool { lhs === rhs }
-    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
-}

@@ -1,5 +1,6 @@
 import FeedbackExamples
 import FeedbackLoop
+import FeedbackLoopDurable
 import Foundation
 import NIOHTTP1
 import PharmacyServer
@@ -23,11 +24,117 @@ struct DurableSessionTests {
         #expect(stderr.contains(mentions), "\(arguments): \(stderr)")
     }
 
-    static func sessions(backend: Backend, journal path: String) throws -> PharmacySessions.Configuration {
+    static func sessions(
+        backend: Backend, journal path: String, maximumSessions: Int = 10_000, idleTimeout: Duration? = .seconds(1800),
+        onSessionEnded: @escaping @Sendable (String, PharmacySessions.Report) async -> Void = { _, _ in }
+    ) throws -> PharmacySessions.Configuration {
         .init(
-            backend: backend,
+            backend: backend, maximumSessions: maximumSessions, idleTimeout: idleTimeout,
             makeService: { _ in FakePharmaciesService(saved: FakePharmaciesService.sampleSaved, latency: .zero) },
-            logger: RunningServer.quiet, journal: try .sqlite(path: path))
+            onSessionEnded: onSessionEnded, logger: RunningServer.quiet, journal: try .sqlite(path: path))
+    }
+
+    /// A fresh directory for one test's journal, removed by `body`'s end.
+    static func withJournalPath<T>(_ name: String, _ body: (String) async throws -> T) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pharmacy-\(name)-\(getpid())")
+        try? FileManager.default.removeItem(at: directory)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return try await body(directory.appendingPathComponent("sessions.sqlite").path)
+    }
+
+    /// The probe: with a journal, a PUT racing a DELETE of a new id was answered 409
+    /// `session_closed` while the DELETE answered 404 and the session was open afterwards (43 of
+    /// 60 rounds), or 404, which the API does not list for PUT; a DELETE's final state missed a
+    /// POST answered 200 and journaled before the close (19 of 60). Each round checks that the
+    /// answers agree with each other and with what the server holds afterwards.
+    @Test("racing requests with a journal: every answer describes what was journaled", arguments: Backend.allCases)
+    func racingAnswersAgreeWithTheJournal(backend: Backend) async throws {
+        let saved = FakePharmaciesService.sampleSaved
+        try await Self.withJournalPath("races-\(backend)") { path in
+            try await RunningServer.with(sessions: try Self.sessions(backend: backend, journal: path)) { running in
+                let api = running.api
+                var outcomes: [String: Int] = [:]
+                for round in 0..<40 {
+                    // A PUT racing a DELETE of an id never opened.
+                    let id = "put-delete-\(round)"
+                    async let put = api.open(id)
+                    async let delete = api.send(.DELETE, "/sessions/\(id)")
+                    let (opened, closed) = try await (put, delete)
+                    let after = try await api.get(id)
+                    outcomes["PUT \(opened.status.code), DELETE \(closed.status.code)", default: 0] += 1
+                    let answers = "round \(round): PUT \(opened.status) \(opened.body); DELETE \(closed.status) \(closed.body); then GET \(after.status)"
+                    #expect([.created, .conflict].contains(opened.status), "\(answers)")
+                    #expect([.ok, .notFound].contains(closed.status), "\(answers)")
+                    if opened.status == .conflict {
+                        #expect(opened.errorCode == "session_closed" && closed.status == .ok, "\(answers)")
+                    }
+                    // A DELETE that found nothing came before the PUT's open: the session stays.
+                    if closed.status == .notFound {
+                        #expect(opened.status == .created && after.status == .ok, "\(answers)")
+                    }
+                    // A DELETE that closed it came after the open: the session is gone.
+                    if closed.status == .ok {
+                        #expect(after.status == .notFound, "\(answers)")
+                    }
+
+                    // A POST racing a DELETE of an open session.
+                    let other = "post-delete-\(round)"
+                    #expect(try await api.open(other).status == .created)
+                    async let post = api.send(.POST, "/sessions/\(other)/events", json: #"{"type": "addPharmacy", "request": 1}"#)
+                    async let close = api.send(.DELETE, "/sessions/\(other)")
+                    let (posted, ended) = try await (post, close)
+                    outcomes["POST \(posted.status.code), DELETE \(ended.status.code)", default: 0] += 1
+                    let race = "round \(round): POST \(posted.status) \(posted.body); DELETE \(ended.status) \(ended.body)"
+                    #expect(ended.status == .ok, "\(race)")
+                    guard ended.status == .ok else { continue }
+                    let final = try ended.decoded()
+                    if posted.status == .ok {
+                        // Answered 200: journaled, so either before the close (in its final
+                        // state) or the close would have left it unapplied.
+                        #expect(final.journal?.requests == 1 && final.state == .searching(saved), "\(race)")
+                    } else {
+                        #expect(posted.status == .notFound && posted.errorCode == "session_not_found", "\(race)")
+                        #expect(final.journal?.requests == 0 && final.state == .loaded(saved, nil), "\(race)")
+                    }
+                    #expect(try await api.get(other).status == .notFound, "\(race)")
+                }
+                print("racing requests with a journal (\(backend)), 40 rounds each: \(outcomes.sorted { $0.key < $1.key })")
+            }
+        }
+    }
+
+    /// The probe: 3,000 requests for ids never opened wrote 3,000 rows, never removed.
+    @Test("requests for ids never opened write nothing and take no room", arguments: Backend.allCases)
+    func unknownIdsWriteNothing(backend: Backend) async throws {
+        try await Self.withJournalPath("unknown-\(backend)") { path in
+            try await RunningServer.with(sessions: try Self.sessions(backend: backend, journal: path, maximumSessions: 1)) { running in
+                let api = running.api
+                for index in 0..<50 {
+                    let id = "nobody-\(index)"
+                    for reply in [
+                        try await api.get(id), try await api.post(id, .addPharmacy), try await api.send(.DELETE, "/sessions/\(id)"),
+                    ] {
+                        #expect(reply.status == .notFound && reply.errorCode == "session_not_found", "\(id): \(reply.status) \(reply.body)")
+                    }
+                }
+                #expect(running.server.sessions.count == 0)
+                // At the cap too: an id that is nowhere is not found, not refused.
+                #expect(try await api.open("alice").status == .created)
+                for id in ["nobody-0", "stranger"] {
+                    let reply = try await api.get(id)
+                    #expect(reply.status == .notFound && reply.errorCode == "session_not_found", "at the cap, \(id): \(reply.status) \(reply.body)")
+                }
+                #expect(running.server.sessions.count == 1)
+                let refused = try await api.open("bob")
+                #expect(refused.status == .serviceUnavailable && refused.errorCode == "too_many_sessions", "\(refused.body)")
+            }
+            // Nothing was written for them: taking one over is the first ownership of its id.
+            let journal = try SQLiteJournal(path: path)
+            for index in [0, 25, 49] {
+                #expect(try await journal.acquire(loop: "nobody-\(index)") == 1, "nobody-\(index) has a row")
+            }
+        }
     }
 
     @Test("open, numbered requests, unknown ids, close and reopen; a new server recovers the session", arguments: Backend.allCases)
