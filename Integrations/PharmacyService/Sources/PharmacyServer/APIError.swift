@@ -24,7 +24,7 @@ import NIOCore
 /// | 431 | `headers_too_large` | the request's headers are larger than the limit (the connection is closed) |
 /// | 503 | `too_many_sessions` | the session cap is reached; retry later |
 /// | 503 | `session_owned_elsewhere` | with PostgreSQL: another server holds the session's lease (`Retry-After`) |
-/// | 503 | `journal_unavailable` | the journal failed or did not answer in time; the request was not carried out |
+/// | 503 | `journal_unavailable` | the journal failed or did not answer in time; the request was not carried out (on `/health`: the journal does not answer) |
 /// | 503 | `shutting_down` | the server is shutting down; the request was not carried out (or, for a `PUT`, the session's first load was cut short) |
 /// | 500 | `internal_error` | a bug; the message says no more |
 public struct APIError: Error, Hashable, Sendable {

@@ -27,11 +27,18 @@ public enum SessionJournal: Sendable {
     /// The journal in the PostgreSQL database at `url` (`postgres://user[:password]@host[:port]/database`,
     /// without TLS), this server named `node` in its leases, which last `leaseDuration`.
     ///
+    /// Each connection attempt gives up after ``postgresConnectTimeout``.
+    ///
     /// - Throws: `JournalError.unavailable(_:)` naming what the URL lacks.
     public static func postgres(url: String, node: String, leaseDuration: Duration, logger: Logger) throws -> SessionJournal {
-        let client = PostgresClient(configuration: try PostgresJournal.configuration(url: url), backgroundLogger: logger)
+        var configuration = try PostgresJournal.configuration(url: url)
+        configuration.options.connectTimeout = postgresConnectTimeout
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return .postgres(PostgresJournal(client: client, node: node, leaseDuration: leaseDuration, logger: logger))
     }
+
+    /// How long a connection attempt to PostgreSQL may take (postgres-nio's default is 10 s).
+    public static let postgresConnectTimeout = Duration.seconds(3)
 
     /// The journal behind either case.
     var eventJournal: any EventJournal {
@@ -67,15 +74,18 @@ final class DurableSessions: Sendable {
     let registry: Registry
     let health: JournalHealth
 
-    /// How long the check that an id has a journal may take.
+    /// How long a health check, or the check that an id has a journal, may take.
     static let journalTimeout = Duration.seconds(2)
 
     init(journal: SessionJournal, configuration: PharmacySessions.Configuration) {
         self.journal = journal
-        let health = JournalHealth(timeout: Self.journalTimeout)
+        let health = JournalHealth(journal: journal.eventJournal, timeout: Self.journalTimeout)
         self.health = health
         let eventLoops = configuration.eventLoops.map { Array($0.makeIterator()) } ?? []
         let recover: @Sendable (String) async throws -> DurableSessionHandle.Running = { id in
+            // Recovery waits as long as the journal's client retries; a journal that does not
+            // answer a trivial read is reported at once instead.
+            if let unavailable = await health.check() { throw unavailable }
             var logger = configuration.logger
             logger[metadataKey: "session"] = "\(id)"
             // The metrics see the durable loop's inner loop, where an effect's event is one step

@@ -1,19 +1,47 @@
 import FeedbackLoopDurable
 import Synchronization
 
-/// Reads of the sessions' journal with a deadline, so that an unreachable database is reported
-/// within ``timeout`` rather than after however long its client keeps retrying.
+/// Whether the sessions' journal answers, asked through the journal itself: a trivial read, with
+/// a deadline, so that an unreachable database is reported within ``timeout`` rather than after
+/// however long its client keeps retrying.
+///
+/// Concurrent checks share one read: a burst of health probes is one query.
 final class JournalHealth: Sendable {
     /// The journal did not answer in time, or failed.
     struct Unavailable: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// How long a bounded journal read may take.
+    /// How long a check (or any bounded journal read, ``bounded(_:)``) may take.
     let timeout: Duration
+    private let journal: any EventJournal
+    private let inFlight = Mutex<Task<Unavailable?, Never>?>(nil)
 
-    init(timeout: Duration) {
+    init(journal: any EventJournal, timeout: Duration) {
+        self.journal = journal
         self.timeout = timeout
+    }
+
+    /// `nil` when the journal answered a trivial read within ``timeout``, else why not.
+    func check() async -> Unavailable? {
+        let task = inFlight.withLock { inFlight in
+            if let inFlight { return inFlight }
+            let task = Task { [self] () -> Unavailable? in
+                defer { self.inFlight.withLock { $0 = nil } }
+                do {
+                    // No session has the empty id (see PharmacySessions.isValid): no rows, one round trip.
+                    _ = try await bounded { [journal] in try await journal.events(loop: "", after: 0, limit: 1) }
+                    return nil
+                } catch let error as Unavailable {
+                    return error
+                } catch {
+                    return Unavailable(description: "\(error)")
+                }
+            }
+            inFlight = task
+            return task
+        }
+        return await task.value
     }
 
     /// `operation`'s result, or ``Unavailable`` if it has not returned within ``timeout`` (it is

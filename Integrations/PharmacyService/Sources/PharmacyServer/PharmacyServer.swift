@@ -17,7 +17,7 @@ import ServiceLifecycle
 /// | `GET /sessions/{id}` | the session's current state |
 /// | `POST /sessions/{id}/events` | sends a ``ClientEvent`` (JSON body); answers with the state right after it was reduced |
 /// | `DELETE /sessions/{id}` | ends the session; answers with its final state |
-/// | `GET /health` | `ok` |
+/// | `GET /health` | `ok`; with a journal, 503 `journal_unavailable` when the journal does not answer a trivial read within 2 s |
 ///
 /// Every error is JSON with a stable code; see ``APIError``. Session bodies are
 /// ``SessionResponse``.
@@ -107,6 +107,7 @@ public struct PharmacyServer: Service {
     /// The sessions, for inspection.
     public let sessions: PharmacySessions
     private let application: Application<RouterResponder<BasicRequestContext>>
+    private let logger: Logger
 
     /// Builds the server; nothing listens until ``run()`` runs.
     ///
@@ -118,6 +119,7 @@ public struct PharmacyServer: Service {
         precondition(limits.maximumConnections >= 1, "PharmacyServer: maximumConnections must be at least 1")
         precondition(limits.idleTimeout > .zero && limits.readTimeout > .zero, "PharmacyServer: timeouts must be positive")
         self.sessions = sessions
+        self.logger = configuration.logger
         var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
         decoder.maxHeaderListSize = limits.maximumHeaderSize
         decoder.maxHeaderFieldSize = limits.maximumHeaderSize
@@ -155,6 +157,15 @@ public struct PharmacyServer: Service {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sessions.run() }
             group.addTask { try await application.run() }
+            if let durable = sessions.durable {
+                // Said at once, not at the first session's request: the server still starts, and
+                // its /health answers 503 until the journal answers.
+                group.addTask { [logger] in
+                    if let unavailable = await durable.health.check() {
+                        logger.error("the session journal is unavailable: \(unavailable); /health answers 503 until it answers")
+                    }
+                }
+            }
             // The first failure (a port already in use, say) ends the other too.
             while try await group.next() != nil {}
         }
@@ -163,7 +174,12 @@ public struct PharmacyServer: Service {
     static func router(sessions: PharmacySessions, mapPlaces: [Place], limits: Limits) -> Router<BasicRequestContext> {
         let router = Router()
         router.middlewares.add(APIErrorMiddleware())
-        router.get("health") { _, _ in "ok" }
+        router.get("health") { _, _ -> String in
+            if let unavailable = await sessions.durable?.health.check() {
+                throw APIError.journalUnavailable(unavailable.description)
+            }
+            return "ok"
+        }
         if let durable = sessions.durable {
             durableRoutes(router, sessions: durable, mapPlaces: mapPlaces, limits: limits)
             return router

@@ -202,6 +202,8 @@ struct PostgresFaultTests {
             let b = try await processes.start(try Self.arguments(node: "b", backend: backend))
             try await FaultLoad.open([session], on: a.api)
             try await Self.sendAnswered(1...5, to: session, on: a.api, counting: 0)
+            let health = try await bounded("GET /health on A") { try await a.api.send(.GET, "/health") }
+            #expect(health.status == .ok && health.body == "ok", "the journal answers: \(health.status) \(health.body)")
 
             let refused = try await bounded("GET on B while A holds the lease") { try await b.api.get(session) }
             #expect(refused.status == .serviceUnavailable && refused.errorCode == "session_owned_elsewhere", "\(refused.status) \(refused.body)")

@@ -137,6 +137,32 @@ struct DurableSessionTests {
         }
     }
 
+    /// The probe: PostgreSQL unreachable at start, the server reported healthy and its first
+    /// session request answered 503 only after 67 s.
+    @Test("an unreachable PostgreSQL: /health and session requests answer 503 journal_unavailable within 2 s")
+    func unreachablePostgres() async throws {
+        // Nothing listens on port 1 of the loopback: every connection is refused.
+        let journal = try SessionJournal.postgres(
+            url: "postgres://pharmacy@127.0.0.1:1/pharmacy", node: "unreachable", leaseDuration: .seconds(3),
+            logger: RunningServer.quiet)
+        let sessions = PharmacySessions.Configuration(
+            makeService: { _ in FakePharmaciesService(saved: FakePharmaciesService.sampleSaved, latency: .zero) },
+            logger: RunningServer.quiet, journal: journal)
+        try await RunningServer.with(sessions: sessions) { running in
+            // Well past the journal's 2-second bound, well short of the probe's 67 s.
+            var api = running.api
+            api.timeout = .seconds(15)
+            let start = ContinuousClock.now
+            let health = try await api.send(.GET, "/health")
+            #expect(health.status == .serviceUnavailable && health.errorCode == "journal_unavailable", "\(health.status) \(health.body)")
+            let opened = try await api.open("alice")
+            #expect(opened.status == .serviceUnavailable && opened.errorCode == "journal_unavailable", "\(opened.status) \(opened.body)")
+            let found = try await api.get("alice")
+            #expect(found.status == .serviceUnavailable && found.errorCode == "journal_unavailable", "\(found.status) \(found.body)")
+            print("unreachable PostgreSQL: /health, PUT and GET answered 503 in \(ContinuousClock.now - start)")
+        }
+    }
+
     @Test("open, numbered requests, unknown ids, close and reopen; a new server recovers the session", arguments: Backend.allCases)
     func lifecycleOnAJournal(backend: Backend) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pharmacy-durable-\(getpid())-\(backend)")
