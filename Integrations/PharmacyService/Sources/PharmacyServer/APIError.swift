@@ -23,6 +23,7 @@ import NIOCore
 /// | 415 | `unsupported_media_type` | an event's `Content-Type` is not `application/json` |
 /// | 431 | `headers_too_large` | the request's headers are larger than the limit (the connection is closed) |
 /// | 503 | `too_many_sessions` | the session cap is reached; retry later |
+/// | 503 | `too_many_connections` | this connection is past the connection cap: it answers `GET /health` only, then closes (`Retry-After`) |
 /// | 503 | `session_owned_elsewhere` | with PostgreSQL: another server holds the session's lease (`Retry-After`) |
 /// | 503 | `journal_unavailable` | the journal failed or did not answer in time; the request was not carried out (on `/health`: the journal does not answer) |
 /// | 503 | `shutting_down` | the server is shutting down; the request was not carried out (or, for a `PUT`, the session's first load was cut short) |
@@ -99,6 +100,13 @@ public struct APIError: Error, Hashable, Sendable {
         .unsupportedMediaType, "unsupported_media_type", "send events as Content-Type: application/json")
     static let tooManySessions = APIError(
         .serviceUnavailable, "too_many_sessions", "too many sessions are open; retry later")
+    static let tooManyConnections: APIError = {
+        var headers = HTTPFields()
+        headers[.retryAfter] = "1"
+        return APIError(
+            .serviceUnavailable, "too_many_connections",
+            "the server has too many connections open; this one answers GET /health only; retry later", headers: headers)
+    }()
     static let shuttingDown = APIError(
         .serviceUnavailable, "shutting_down", "the server is shutting down; the request was not carried out")
     static func sessionOwnedElsewhere(_ id: String) -> APIError {

@@ -2,10 +2,70 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import Synchronization
 
-/// One per connection, right after HTTP parsing: bounds the time a request's body may take to
-/// arrive, and answers a request HTTP/1.1 cannot parse with the server's JSON error shape.
+/// The server's open connections, by how each was admitted: the first
+/// ``PharmacyServer/Limits/maximumConnections`` are served; past them, up to
+/// ``PharmacyServer/Limits/excessConnections`` more are kept for one health check each; past
+/// those, a new connection is closed at once. So the server holds at most the sum of the two, and
+/// never leaves a connection waiting in the kernel's backlog behind idle ones: a health probe
+/// gets its answer however many idle connections are open.
+final class ConnectionCounter: Sendable {
+    enum Admission {
+        /// Served as usual.
+        case served
+        /// Past the cap: one request, answered only if it is `GET /health`, then closed.
+        case healthOnly
+        /// Past the cap and the excess: closed at once.
+        case refused
+    }
+
+    private let maximum: Int
+    private let excess: Int
+    private let open = Mutex((served: 0, healthOnly: 0))
+
+    init(maximum: Int, excess: Int) {
+        self.maximum = maximum
+        self.excess = excess
+    }
+
+    func admit() -> Admission {
+        open.withLock { open in
+            if open.served < maximum {
+                open.served += 1
+                return .served
+            }
+            if open.healthOnly < excess {
+                open.healthOnly += 1
+                return .healthOnly
+            }
+            return .refused
+        }
+    }
+
+    /// A connection admitted as `admission` closed.
+    func release(_ admission: Admission) {
+        open.withLock { open in
+            switch admission {
+            case .served: open.served -= 1
+            case .healthOnly: open.healthOnly -= 1
+            case .refused: break
+            }
+        }
+    }
+
+    /// Connections open now, served and health-only.
+    var counts: (served: Int, healthOnly: Int) { open.withLock { $0 } }
+}
+
+/// One per connection, right after HTTP parsing: admits the connection (``ConnectionCounter``),
+/// bounds the time a request's body may take to arrive, and answers a request HTTP/1.1 cannot
+/// parse with the server's JSON error shape.
 ///
+/// - A connection past the cap (``ConnectionCounter/Admission/healthOnly``) may send one
+///   request within ``excessWindow``: `GET /health` is answered as usual, anything else 503
+///   `too_many_connections`, and the connection is closed after the answer (or after the window,
+///   if nothing came). One past the excess too is closed at once.
 /// - A request whose head has arrived but whose body has not fully arrived within `readTimeout`
 ///   is answered 408 `request_timeout` and the connection closed (a slow body would otherwise
 ///   hold the connection as long as it trickles). Silence and slow heads are bounded by
@@ -23,21 +83,73 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
+    /// How long a connection past the cap may take to send its request head.
+    static let excessWindow = TimeAmount.seconds(1)
+
     private let readTimeout: TimeAmount
+    private let counter: ConnectionCounter
+    private var admission: ConnectionCounter.Admission?
     private var deadline: Scheduled<Void>?
     /// Requests whose end has arrived, and answers whose end was written.
     private var requestsRead = 0
     private var responsesWritten = 0
     private var isWritingResponse = false
     private var isClosing = false
+    /// A health-only connection whose health check is being answered: closed after the answer.
+    private var closesAfterResponse = false
 
-    init(readTimeout: TimeAmount) {
+    init(readTimeout: TimeAmount, counter: ConnectionCounter) {
         self.readTimeout = readTimeout
+        self.counter = counter
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let admission = counter.admit()
+        self.admission = admission
+        switch admission {
+        case .served:
+            break
+        case .healthOnly:
+            deadline = context.eventLoop.assumeIsolated().scheduleTask(in: Self.excessWindow) { [self] in
+                deadline = nil
+                isClosing = true
+                context.close(promise: nil)
+            }
+        case .refused:
+            isClosing = true
+            // Closed once the rest of the pipeline is in place (see channelActive(context:)).
+            if context.channel.isActive { context.close(promise: nil) }
+        }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        guard admission != .refused else {
+            context.close(promise: nil)
+            return
+        }
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        deadline = nil
+        if let admission { counter.release(admission) }
+        admission = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // A connection being closed by this guard reads nothing more: the answer it got (if
+        // any) is its last.
+        guard !isClosing else { return }
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(let request):
+            if admission == .healthOnly {
+                guard !closesAfterResponse, Self.isHealthCheck(request) else {
+                    answerAndClose(context: context, with: .tooManyConnections)
+                    return
+                }
+                closesAfterResponse = true
+            }
             deadline?.cancel()
             deadline = context.eventLoop.assumeIsolated().scheduleTask(in: readTimeout) { [self] in
                 deadline = nil
@@ -55,11 +167,25 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head: isWritingResponse = true
-        case .body: break
+        case .head(var response):
+            isWritingResponse = true
+            if closesAfterResponse {
+                response.headerFields[.connection] = "close"
+                context.write(wrapOutboundOut(.head(response)), promise: promise)
+                return
+            }
+        case .body:
+            break
         case .end:
             isWritingResponse = false
             responsesWritten += 1
+            if closesAfterResponse {
+                let written = context.eventLoop.makePromise(of: Void.self)
+                written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+                if let promise { written.futureResult.cascade(to: promise) }
+                context.writeAndFlush(data, promise: written)
+                return
+            }
         }
         context.write(data, promise: promise)
     }
@@ -72,17 +198,18 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         answerAndClose(context: context, with: parserError == .headerOverflow ? .headersTooLarge : .malformedRequest)
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+    static func isHealthCheck(_ request: HTTPRequest) -> Bool {
+        request.method == .get && request.path?.split(separator: "?", maxSplits: 1).first == "/health"
     }
 
     private func answerAndClose(context: ChannelHandlerContext, with error: APIError) {
         guard !isClosing else { return }
         isClosing = true
+        deadline?.cancel()
+        deadline = nil
         if !isWritingResponse, responsesWritten == requestsRead {
             let body = error.bodyBytes
-            var fields = HTTPFields()
+            var fields = error.headers
             fields[.contentType] = "application/json; charset=utf-8"
             fields[.contentLength] = "\(body.readableBytes)"
             fields[.connection] = "close"

@@ -40,10 +40,15 @@ import ServiceLifecycle
 public struct PharmacyServer: Service {
     /// What bounds each connection.
     public struct Limits: Sendable {
-        /// Connections open at once. Past it the server stops accepting; new connections wait in
-        /// the kernel's backlog until an open one closes (idle ones close within
-        /// ``idleTimeout``).
+        /// Connections served at once. Past it a new connection is one of the
+        /// ``excessConnections``, or closed at once.
         public var maximumConnections: Int
+        /// Connections past ``maximumConnections`` kept open at once, each for one request within
+        /// a second: `GET /health` is answered, anything else 503 `too_many_connections`, then the
+        /// connection is closed. Past these too a new connection is closed at once, so none waits
+        /// in the kernel's backlog: a health probe is answered however many idle connections
+        /// hold the cap. Zero or more.
+        public var excessConnections: Int
         /// A connection with no request in progress is closed after this long without a
         /// complete HTTP part: a silent connection, an idle keep-alive one, or one whose request
         /// head trickles in.
@@ -59,12 +64,14 @@ public struct PharmacyServer: Service {
         /// Limits with these values.
         public init(
             maximumConnections: Int = 4096,
+            excessConnections: Int = 1024,
             idleTimeout: Duration = .seconds(15),
             readTimeout: Duration = .seconds(10),
             maximumBodySize: Int = 16 * 1024,
             maximumHeaderSize: Int = 16 * 1024
         ) {
             self.maximumConnections = maximumConnections
+            self.excessConnections = excessConnections
             self.idleTimeout = idleTimeout
             self.readTimeout = readTimeout
             self.maximumBodySize = maximumBodySize
@@ -108,6 +115,8 @@ public struct PharmacyServer: Service {
     public let sessions: PharmacySessions
     private let application: Application<RouterResponder<BasicRequestContext>>
     private let logger: Logger
+    /// The open connections, by admission.
+    let connections: ConnectionCounter
 
     /// Builds the server; nothing listens until ``run()`` runs.
     ///
@@ -117,9 +126,12 @@ public struct PharmacyServer: Service {
         let sessions = PharmacySessions(configuration: configuration.sessions)
         let limits = configuration.limits
         precondition(limits.maximumConnections >= 1, "PharmacyServer: maximumConnections must be at least 1")
+        precondition(limits.excessConnections >= 0, "PharmacyServer: excessConnections must not be negative")
         precondition(limits.idleTimeout > .zero && limits.readTimeout > .zero, "PharmacyServer: timeouts must be positive")
         self.sessions = sessions
         self.logger = configuration.logger
+        let connections = ConnectionCounter(maximum: limits.maximumConnections, excess: limits.excessConnections)
+        self.connections = connections
         var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
         decoder.maxHeaderListSize = limits.maximumHeaderSize
         decoder.maxHeaderFieldSize = limits.maximumHeaderSize
@@ -127,16 +139,15 @@ public struct PharmacyServer: Service {
             router: Self.router(sessions: sessions, mapPlaces: configuration.mapPlaces, limits: limits),
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: [ConnectionGuard(readTimeout: TimeAmount(limits.readTimeout))],
+                    additionalChannelHandlers: [ConnectionGuard(readTimeout: TimeAmount(limits.readTimeout), counter: connections)],
                     idleTimeout: TimeAmount(limits.idleTimeout),
                     httpDecoderConfiguration: decoder)),
             configuration: ApplicationConfiguration(
                 address: .hostname(Self.host, port: configuration.port), serverName: "pharmacy-service",
                 // Room for a burst of connects (the default, 256, makes a burst wait on SYN
                 // retries); the kernel caps it at net.core.somaxconn.
-                backlog: 1024,
-                availableConnectionsDelegate: MaximumAvailableConnections(
-                    limits.maximumConnections, logger: configuration.logger)),
+                // Every connection is accepted at once; ConnectionGuard closes those past the cap.
+                backlog: 1024),
             onServerRunning: { channel in
                 await onListening(channel.localAddress?.port ?? configuration.port)
             },

@@ -52,8 +52,10 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            How many connections may be open at once, 1 to the open-file limit less \(Self.reservedFiles). \
-            Default: 4096, or that limit if lower.
+            How many connections are served at once, 1 to the open-file limit less \(Self.reservedFiles). \
+            Default: 4096, or that limit if lower. Past it, up to \(Self.excessConnections) more (as the \
+            open-file limit allows) may each send one GET /health within a second, and any further \
+            connection is closed at once.
             """)
     var maximumConnections: Int?
 
@@ -90,6 +92,8 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
     var leaseDuration: Double?
 
     static let portVariable = "PHARMACY_SERVICE_PORT"
+    /// Connections past the cap kept for health checks (see `PharmacyServer.Limits`), at most.
+    static let excessConnections = 1024
     /// Files kept for everything but client connections (listener, logs, the event loops).
     static let reservedFiles = 64
     /// Seconds past the grace period before a stuck shutdown is escalated.
@@ -156,6 +160,8 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
         let latency = Duration.milliseconds(latencyMs)
         let fileLimit = Self.raiseOpenFileLimit()
         let connections = maximumConnections ?? min(4096, max(1, fileLimit - Self.reservedFiles))
+        // The file table holds the cap's connections and these too.
+        let excess = min(Self.excessConnections, max(0, fileLimit - Self.reservedFiles - connections))
         let grace = Self.duration(seconds: gracePeriod)
         let sessionJournal: SessionJournal?
         do {
@@ -194,6 +200,7 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
                     journal: sessionJournal),
                 limits: .init(
                     maximumConnections: connections,
+                    excessConnections: excess,
                     idleTimeout: Self.duration(seconds: idleTimeout),
                     readTimeout: Self.duration(seconds: readTimeout)),
                 logger: logger),

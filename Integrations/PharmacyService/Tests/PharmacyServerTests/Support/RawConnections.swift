@@ -82,6 +82,40 @@ final class RawConnections: @unchecked Sendable {
         }
     }
 
+    /// Reads from every connection until what each received contains `marker`, for at most
+    /// `timeout` in all; returns what each received. Throws if a connection closes first, or the
+    /// time runs out.
+    func receiveOnEach(until marker: String, timeout: Duration) async throws -> [String] {
+        let descriptors = self.descriptors
+        return try await Self.onThread {
+            var received = [[UInt8]](repeating: [], count: descriptors.count)
+            var waiting = Set(descriptors.indices)
+            let deadline = ContinuousClock.now + timeout
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !waiting.isEmpty {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else {
+                    throw Failure(description: "\(waiting.count) of \(descriptors.count) connections did not receive '\(marker)' within \(timeout)")
+                }
+                let indices = Array(waiting)
+                var polls = indices.map { pollfd(fd: descriptors[$0], events: Int16(POLLIN), revents: 0) }
+                let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                guard poll(&polls, nfds_t(polls.count), milliseconds) >= 0 else {
+                    throw Failure(description: "poll() failed: errno \(errno)")
+                }
+                for (slot, index) in indices.enumerated() where polls[slot].revents != 0 {
+                    let count = recv(descriptors[index], &buffer, buffer.count, 0)
+                    guard count > 0 else {
+                        throw Failure(description: "connection \(index) closed before it received '\(marker)': \(String(decoding: received[index], as: UTF8.self))")
+                    }
+                    received[index] += buffer[0..<count]
+                    if String(decoding: received[index], as: UTF8.self).contains(marker) { waiting.remove(index) }
+                }
+            }
+            return received.map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
     /// Whether the server still holds every connection open: none has seen an end of file.
     func allStillOpen() -> Bool {
         var polls = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
