@@ -11,11 +11,11 @@ import NIOCore
 /// |---|---|---|
 /// | 400 | `invalid_session_id` | the id is not 1–64 of `A-Z a-z 0-9 - _` |
 /// | 400 | `invalid_json` | the body is not JSON |
-/// | 400 | `invalid_event` | the body is JSON but not an event: unknown `type`, a missing or mistyped field, an `index` that is not an integer from 0 to 1,000,000 |
+/// | 400 | `invalid_event` | the body is JSON but not an event: unknown `type`, a missing or mistyped field, a key given twice, an `index` or `request` not written as an integer in its range |
 /// | 400 | `unknown_place` | `pickPlace` names no place on the map |
 /// | 400 | `malformed_request` | the request is not valid HTTP/1.1 (the connection is closed) |
 /// | 404 | `session_not_found` | no open session has that id (never opened, closed, or expired after being idle); never for `PUT` |
-/// | 404 | `not_found` | no such path |
+/// | 404 | `not_found` | no such path (a path with an empty segment, `/sessions//x`, is none) |
 /// | 405 | `method_not_allowed` | the path exists, not with this method (the `Allow` header lists those it has) |
 /// | 408 | `request_timeout` | the request's body did not arrive within the read timeout (the connection is closed) |
 /// | 409 | `session_closed` | a `DELETE` closed the session while this `PUT` waited for its first load (that `DELETE` answered 200) |
@@ -122,7 +122,7 @@ public struct APIError: Error, Hashable, Sendable {
     }
     static let internalError = APIError(.internalServerError, "internal_error", "the server failed to answer")
     static let requestTimeout = APIError(
-        .requestTimeout, "request_timeout", "the request did not arrive within the read timeout")
+        .requestTimeout, "request_timeout", "the request did not arrive in time")
     static let headersTooLarge = APIError(
         .init(code: 431, reasonPhrase: "Request Header Fields Too Large"), "headers_too_large",
         "the request's headers are too large")
@@ -134,6 +134,8 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
+        // The router reads `/sessions//x` or `/sessions/x/` as `/sessions/x`: another path.
+        guard !Self.hasEmptySegment(request.uri.path) else { return APIError.notFound.response }
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -148,6 +150,11 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.error("unexpected error answering \(request.method) \(request.uri.path): \(error)")
             return APIError.internalError.response
         }
+    }
+
+    /// Whether `path` has an empty segment (`//`, or a trailing `/`); `/` alone has none.
+    static func hasEmptySegment(_ path: String) -> Bool {
+        path != "/" && path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().contains { $0.isEmpty }
     }
 
     /// The methods the server's routes take for `path`, or `nil` for a path it does not have.

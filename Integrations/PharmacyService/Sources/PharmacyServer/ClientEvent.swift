@@ -121,10 +121,14 @@ extension ClientEvent {
 
     /// The client's own number for a request: the optional `request` field of an event's body,
     /// an integer from 0 to 2^53. A journaled session counts the requests it applied and keeps
-    /// the latest number (see ``SessionState``).
+    /// the latest number (see ``SessionState``). Read here for its type only; its value is read
+    /// from its literal, exactly.
     private struct Number: Decodable {
         var request: Double?
     }
+
+    /// The largest `request` number: every integer up to it is exact in any JSON reader's double.
+    static let maximumRequestNumber = 9_007_199_254_740_992
 
     /// The event in a request's body and its `request` number, if any; see
     /// ``decode(_:maximumBodySize:)``.
@@ -141,14 +145,18 @@ extension ClientEvent {
         } catch is NIOTooManyBytesError {
             throw APIError.bodyTooLarge(limit: maximumBodySize)
         }
-        let data = Data(buffer: body)
-        // Syntax first: a decoder reports some well-formed documents that do not fit the type
-        // as "not valid JSON".
+        // Syntax first (a decoder reports some well-formed documents that do not fit the type
+        // as "not valid JSON"), then what the decoder would let through: a key given twice, and
+        // integers that a double cannot hold exactly.
+        let numbers: [String: String]
         do {
-            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw APIError.invalidJSON(Self.detail(of: error))
+            numbers = try StrictJSON.topLevelNumbers(in: Array(body.readableBytesView))
+        } catch .syntax(let what, let offset) {
+            throw APIError.invalidJSON("\(what) at byte \(offset)")
+        } catch let duplicate {
+            throw APIError.invalidEvent("\(duplicate)")
         }
+        let data = Data(buffer: body)
         let event: ClientEvent
         let number: Double?
         do {
@@ -157,11 +165,22 @@ extension ClientEvent {
         } catch let error as DecodingError {
             throw Self.apiError(for: error)
         }
-        guard let number else { return (event, nil) }
-        guard number.rounded() == number, (0...9_007_199_254_740_992).contains(number) else {
-            throw APIError.invalidEvent("'request' must be an integer from 0 to 9007199254740992")
+        switch event {
+        case .deletePharmacy, .select:
+            // In range (the decoder checked), but written as an integer?
+            if let index = numbers["index"], !StrictJSON.isIntegerLiteral(index) {
+                throw APIError.invalidEvent("'index' must be an integer from 0 to \(maximumIndex)")
+            }
+        case .addPharmacy, .pickPlace, .closeMap, .retry, .cancel:
+            break
         }
-        return (event, Int(number))
+        guard number != nil else { return (event, nil) }
+        guard let literal = numbers["request"], StrictJSON.isIntegerLiteral(literal), let exact = Int(literal),
+            (0...maximumRequestNumber).contains(exact)
+        else {
+            throw APIError.invalidEvent("'request' must be an integer from 0 to \(maximumRequestNumber)")
+        }
+        return (event, exact)
     }
 
     /// What is wrong with a well-formed document that is not an event, naming the field.
@@ -188,10 +207,5 @@ extension ClientEvent {
         @unknown default:
             return .invalidEvent("not an event")
         }
-    }
-
-    private static func detail(of error: any Error) -> String {
-        let error = error as NSError
-        return (error.userInfo[NSDebugDescriptionErrorKey] as? String) ?? error.localizedDescription
     }
 }

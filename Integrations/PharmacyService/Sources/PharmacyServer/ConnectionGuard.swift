@@ -69,10 +69,13 @@ final class ConnectionCounter: Sendable {
 /// - A request whose head has arrived but whose body has not fully arrived within `readTimeout`
 ///   is answered 408 `request_timeout` and the connection closed (a slow body would otherwise
 ///   hold the connection as long as it trickles). Silence and slow heads are bounded by
-///   Hummingbird's idle timeout, which counts only complete HTTP parts as activity.
+///   Hummingbird's idle timeout, which counts only complete HTTP parts as activity; when it
+///   closes a connection whose request body is still arriving (an idle timeout shorter than
+///   the read timeout), that request is answered 408 too, rather than left without an answer.
 /// - A parse error is answered 431 `headers_too_large` (headers past the limit) or 400
 ///   `malformed_request`, with a JSON body, and the connection closed — Hummingbird's own answer
-///   is an empty 400.
+///   is an empty 400. A body cut short by the client's end of input (fewer bytes than its
+///   `Content-Length`, then a half-close) is such an error: it is answered 400.
 ///
 /// An answer is written only when it cannot interleave with one the application is writing
 /// (every earlier request answered, no answer in progress); otherwise the connection is just
@@ -190,6 +193,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // A close from further down the pipeline (the idle timeout) while a request's body is
+        // still arriving: that request gets its answer first.
+        if mode == .all, !isClosing, deadline != nil, admission == .served || closesAfterResponse {
+            answerAndClose(context: context, with: .requestTimeout, promise: promise)
+            return
+        }
+        context.close(mode: mode, promise: promise)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let parserError = error as? HTTPParserError else {
             context.fireErrorCaught(error)
@@ -202,8 +215,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         request.method == .get && request.path?.split(separator: "?", maxSplits: 1).first == "/health"
     }
 
-    private func answerAndClose(context: ChannelHandlerContext, with error: APIError) {
-        guard !isClosing else { return }
+    private func answerAndClose(context: ChannelHandlerContext, with error: APIError, promise: EventLoopPromise<Void>? = nil) {
+        guard !isClosing else {
+            context.close(promise: promise)
+            return
+        }
         isClosing = true
         deadline?.cancel()
         deadline = nil
@@ -217,6 +233,6 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(body)), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
-        context.close(promise: nil)
+        context.close(promise: promise)
     }
 }

@@ -67,6 +67,9 @@ public enum SessionJournal: Sendable {
 /// a session that is not open leaves the registry as soon as no request uses it (see
 /// ``DurableSessionHandle/leave()``); an id with nothing in the journal never gets one
 /// (``requireJournaled(_:)``).
+///
+/// An entry that expires closes its session in the journal (``SessionEvent/closed``): an expired
+/// session is gone, as without a journal. On shutdown the sessions stay open in the journal.
 final class DurableSessions: Sendable {
     typealias Registry = LoopRegistry<String, DurableSessionHandle, Never>
 
@@ -120,13 +123,13 @@ final class DurableSessions: Sendable {
         self.registry = Registry(
             configuration: .init(
                 maximumLoops: configuration.maximumSessions, idleTimeout: configuration.idleTimeout,
-                gracePeriod: configuration.gracePeriod, logger: configuration.logger,
+                gracePeriod: configuration.gracePeriod, logger: PharmacySessions.registryLogger(configuration.logger),
                 metrics: configuration.registryMetrics),
             makeLoop: { id in
                 Loop(initial: DurableSessionHandle(id: id, recover: recover), reduce: { _, _ in })
             },
             onLoopEnded: { id, report, exit in
-                let screen = await report.finalState.close(closingTheSession: false)
+                let screen = await report.finalState.close(closingTheSession: exit == .evicted)
                 configuration.logger.debug(
                     "session ended", metadata: ["session": "\(id)", "exit": "\(exit)"])
                 if let screen {

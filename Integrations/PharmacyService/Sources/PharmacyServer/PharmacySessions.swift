@@ -96,7 +96,7 @@ public final class PharmacySessions: Service, Sendable {
         self.registry = Registry(
             configuration: .init(
                 maximumLoops: configuration.maximumSessions, idleTimeout: configuration.idleTimeout,
-                gracePeriod: configuration.gracePeriod, logger: configuration.logger,
+                gracePeriod: configuration.gracePeriod, logger: Self.registryLogger(configuration.logger),
                 metrics: configuration.registryMetrics, loopMetrics: configuration.metrics),
             makeLoop: { id in
                 var logger = configuration.logger
@@ -130,12 +130,25 @@ public final class PharmacySessions: Service, Sendable {
     /// Runs every session until graceful shutdown or cancellation, then drains them (see
     /// ``LoopRegistry``).
     public func run() async throws {
-        guard let durable else { return try await registry.run() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await self.registry.run() }
-            group.addTask { try await durable.registry.run() }
-            try await group.waitForAll()
+        if let durable {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await self.registry.run() }
+                group.addTask { try await durable.registry.run() }
+                try await group.waitForAll()
+            }
+        } else {
+            try await registry.run()
         }
+        let statistics = durable.map { "\($0.registry.statistics)" } ?? "\(registry.statistics)"
+        configuration.logger.info("sessions stopped", metadata: ["statistics": "\(statistics)"])
+    }
+
+    /// The registries' log. A session's end (an expiry, a `DELETE`) is routine: the two info
+    /// lines its loop service logs about draining are left out; notices and errors stay.
+    static func registryLogger(_ logger: Logger) -> Logger {
+        var logger = logger
+        logger.logLevel = max(logger.logLevel, .notice)
+        return logger
     }
 
     /// The event loop of session `id`: a stable hash (FNV-1a, not `hashValue`, which is seeded

@@ -25,10 +25,10 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
             later still the process ends with a crash report rather than hang.
             """)
 
-    @Option(help: "The port on 127.0.0.1; 0 picks a free one. Default: $PHARMACY_SERVICE_PORT, else 8080.")
+    @Option(parsing: .unconditional, help: "The port on 127.0.0.1; 0 picks a free one. Default: $PHARMACY_SERVICE_PORT, else 8080.")
     var port: Int?
 
-    @Option(help: "The loop backend: callback or actor.")
+    @Option(help: "The loop backend: \(Backend.allCases.map(\.rawValue).joined(separator: ", ")).")
     var backend: Backend = .callback
 
     @Flag(
@@ -38,19 +38,20 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
             """)
     var pinSessions = false
 
-    @Option(help: "Seconds a graceful shutdown (or an expiry) waits for a session's effects, 0 to 3600.")
+    @Option(parsing: .unconditional, help: "Seconds a graceful shutdown (or an expiry) waits for a session's effects, 0 to 3600.")
     var gracePeriod: Double = 10
 
-    @Option(help: "Milliseconds the fake pharmacies back end takes per call, 0 to 3600000.")
+    @Option(parsing: .unconditional, help: "Milliseconds the fake pharmacies back end takes per call, 0 to 3600000.")
     var latencyMs: Int = 100
 
-    @Option(help: "How many sessions may be open at once, 1 to 1000000.")
+    @Option(parsing: .unconditional, help: "How many sessions may be open at once, 1 to 1000000.")
     var maximumSessions: Int = 10_000
 
-    @Option(help: "Seconds without a request after which a session expires, 1 to 604800; 0 never expires.")
+    @Option(parsing: .unconditional, help: "Seconds without a request after which a session expires, 1 to 604800; 0 never expires.")
     var sessionIdleTimeout: Double = 1800
 
     @Option(
+        parsing: .unconditional,
         help: """
             How many connections are served at once, 1 to the open-file limit less \(Self.reservedFiles). \
             Default: 4096, or that limit if lower. Past it, up to \(Self.excessConnections) more (as the \
@@ -59,10 +60,10 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
             """)
     var maximumConnections: Int?
 
-    @Option(help: "Seconds a connection may stay without a complete request part before it is closed, 0.1 to 3600.")
+    @Option(parsing: .unconditional, help: "Seconds a connection may stay without a complete request part before it is closed, 0.1 to 3600.")
     var idleTimeout: Double = 15
 
-    @Option(help: "Seconds a request's body may take to arrive after its head, 0.1 to 3600.")
+    @Option(parsing: .unconditional, help: "Seconds a request's body may take to arrive after its head, 0.1 to 3600.")
     var readTimeout: Double = 10
 
     @Option(
@@ -85,6 +86,7 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
     var node: String?
 
     @Option(
+        parsing: .unconditional,
         help: """
             With --journal-postgres: seconds a session's lease lasts unless renewed (every third of it), 0.1 to 3600; \
             another server can take a session over this long after its owner stopped renewing. Default: 10.

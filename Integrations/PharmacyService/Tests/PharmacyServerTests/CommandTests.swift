@@ -31,20 +31,38 @@ struct CommandTests {
     /// other tests' servers need; a process still running after the bound is killed and the wait
     /// fails naming it.
     static func run(_ arguments: [String]) async throws -> (status: Int32, stderr: String) {
+        let (status, _, stderr) = try await runCapturing(arguments)
+        return (status, stderr)
+    }
+
+    /// Runs the executable to its end and returns its status, standard output and standard error.
+    static func runCapturing(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = try executable()
         process.arguments = arguments
         let errors = Pipe()
+        let output = Pipe()
         process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         try process.run()
         do {
             return try await bounded("pharmacy-service \(arguments.joined(separator: " ")) to exit") {
                 try await withCheckedThrowingContinuation { continuation in
                     DispatchQueue.global().async {
+                        // Standard output on another thread, so that neither pipe fills while the
+                        // other is read.
+                        let stdout = Locked(Data())
+                        let readOutput = DispatchWorkItem {
+                            let data = output.fileHandleForReading.readDataToEndOfFile()
+                            stdout.withLock { $0 = data }
+                        }
+                        DispatchQueue.global().async(execute: readOutput)
                         let data = errors.fileHandleForReading.readDataToEndOfFile()
+                        readOutput.wait()
                         process.waitUntilExit()
-                        continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+                        continuation.resume(returning: (
+                            process.terminationStatus, String(decoding: stdout.withLock { $0 }, as: UTF8.self),
+                            String(decoding: data, as: UTF8.self)))
                     }
                 }
             }
@@ -68,11 +86,28 @@ struct CommandTests {
         (["--read-timeout", "inf"], "--read-timeout"),
         (["--port", "70000"], "port"),
         (["--pin-sessions", "--backend", "callback"], "--pin-sessions"),
+        // The probe: a negative number as its own argument said "Missing value".
+        (["--latency-ms", "-5"], "--latency-ms must be from 0 to 3600000, not -5"),
+        (["--idle-timeout", "-0.5"], "--idle-timeout must be from 0.1 to 3600.0, not -0.5"),
+        (["--port", "-1"], "the port must be between 0 and 65535"),
+        (["--maximum-connections", "-3"], "--maximum-connections must be from 1"),
     ])
     func flagsAreValidated(arguments: [String], mentions: String) async throws {
         let (status, stderr) = try await Self.run(arguments)
         #expect(status == 64, "\(arguments): \(stderr)")
         #expect(stderr.contains(mentions), "\(arguments): \(stderr)")
+    }
+
+    /// The probe: `--help` named `callback or actor`, though `stream` is accepted too.
+    @Test("--help lists every backend")
+    func helpListsEveryBackend() async throws {
+        let (status, stdout, stderr) = try await Self.runCapturing(["--help"])
+        #expect(status == 0, "\(stderr)")
+        let backend = try #require(stdout.split(separator: "\n").first { $0.contains("--backend") }, "\(stdout)")
+        for name in ["callback", "actor", "stream"] {
+            #expect(stdout.contains(name), "--help does not name \(name): \(backend)")
+        }
+        #expect(!stdout.contains("callback or actor"), "\(stdout)")
     }
 
     /// The probe: `--latency-ms 20000 --grace-period 1`, one slow PUT, SIGTERM: the process

@@ -137,6 +137,37 @@ struct DurableSessionTests {
         }
     }
 
+    /// The probe: with a journal an expired session came back on its next request (200), where
+    /// the API says an expired session is gone (404).
+    @Test("an expired session is closed in the journal: 404, in this server and the next", arguments: Backend.allCases)
+    func expiredSessionsAreGone(backend: Backend) async throws {
+        let ended = Delivery<(String, PharmacySessions.Report)>()
+        try await Self.withJournalPath("expiry-\(backend)") { path in
+            let sessions = try Self.sessions(
+                backend: backend, journal: path, idleTimeout: .milliseconds(300),
+                onSessionEnded: { id, report in ended.deliver((id, report)) })
+            try await RunningServer.with(sessions: sessions) { running in
+                let api = running.api
+                #expect(try await api.open("alice").status == .created)
+                #expect(try await api.post("alice", .addPharmacy).status == .ok)
+                try await bounded("the idle session to expire", diagnostics: { running.diagnostics }) {
+                    try await ended.waitForCount(1)
+                }
+                #expect(ended.values.first?.0 == "alice")
+                #expect(ended.values.first?.1.finalState == .searching(FakePharmaciesService.sampleSaved))
+                let gone = try await api.get("alice")
+                #expect(gone.status == .notFound && gone.errorCode == "session_not_found", "\(gone.body)")
+                let reopened = try await api.open("alice")
+                #expect(reopened.status == .created && (try? reopened.decoded().journal?.requests) == 0, "\(reopened.body)")
+                #expect(try await api.send(.DELETE, "/sessions/alice").status == .ok)
+            }
+            try await RunningServer.with(sessions: try Self.sessions(backend: backend, journal: path)) { running in
+                let recovered = try await running.api.get("alice")
+                #expect(recovered.status == .notFound, "\(recovered.body)")
+            }
+        }
+    }
+
     /// The probe: PostgreSQL unreachable at start, the server reported healthy and its first
     /// session request answered 503 only after 67 s.
     @Test("an unreachable PostgreSQL: /health and session requests answer 503 journal_unavailable within 2 s")

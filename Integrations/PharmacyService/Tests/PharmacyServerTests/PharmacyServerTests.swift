@@ -154,6 +154,27 @@ struct PharmacyServerTests {
         }
     }
 
+    /// The probe: each session's expiry logged three info lines about graceful shutdown (the
+    /// loop service's "draining" and "stopped", and the session's end). The server logs none;
+    /// what a session's end is worth saying is `onSessionEnded`'s to decide.
+    @Test("a session's expiry logs nothing at info level", arguments: Backend.allCases)
+    func expiryIsQuiet(backend: Backend) async throws {
+        let log = CapturedLog()
+        let ended = Delivery<(String, PharmacySessions.Report)>()
+        try await RunningServer.with(
+            sessions: .init(
+                backend: backend, idleTimeout: .milliseconds(300),
+                makeService: { _ in FakePharmaciesService(saved: Self.saved, latency: .zero) },
+                onSessionEnded: { id, report in ended.deliver((id, report)) }, logger: log.logger(level: .info))
+        ) { running in
+            #expect(try await running.api.open("alice").status == .created)
+            try await bounded("the idle session to expire", diagnostics: { running.diagnostics }) {
+                try await ended.waitForCount(1)
+            }
+            #expect(log.all.isEmpty, "\(log.all)")
+        }
+    }
+
     /// The probe: with the hand-written session map, a PUT racing a DELETE of one id answered
     /// 201 and the session was then gone in 4 of 30 rounds (the old session's end removed the
     /// new one's entry).
@@ -233,10 +254,16 @@ struct PharmacyServerTests {
             expectError(try await api.send(.GET, "/nowhere"), .notFound, "not_found")
 
             #expect(try await api.open("alice").status == .created)
+            // The probe: `/sessions//alice` was session alice. An empty segment is another path.
+            for path in ["/sessions//alice", "/sessions/alice/", "//sessions/alice", "/sessions//alice/events"] {
+                expectError(try await api.send(.GET, path), .notFound, "not_found")
+            }
+            expectError(try await api.send(.DELETE, "/sessions//alice"), .notFound, "not_found")
             let again = try await api.open("alice")
             #expect(again.status == .ok)
             #expect(try again.decoded().state == .loaded(Self.saved, nil))
             expectError(try await api.open("bob"), .serviceUnavailable, "too_many_sessions")
+            expectError(try await api.get("bob"), .notFound, "session_not_found")
 
             let events = "/sessions/alice/events"
             expectError(try await api.send(.POST, events, json: #"{"type": "fly"}"#), .badRequest, "invalid_event")
@@ -249,6 +276,23 @@ struct PharmacyServerTests {
             }
             expectError(try await api.send(.POST, events, json: #"{"type": "select", "index": 0}"#),
                         .badRequest, "invalid_event")
+            // The probe: 2^53 + 1 was read as 2^53, and a key given twice was read once. Neither
+            // is a request the client can be sure of.
+            for (body, mentions) in [
+                (#"{"type": "closeMap", "request": 9007199254740993}"#, "'request'"),
+                (#"{"type": "closeMap", "request": 1e3}"#, "'request'"),
+                (#"{"type": "deletePharmacy", "index": 1000000.0000000001}"#, "'index'"),
+                (#"{"type": "closeMap", "type": "addPharmacy"}"#, "'type' appears twice"),
+                (#"{"type": "closeMap", "request": 1, "\u0072equest": 2}"#, "'request' appears twice"),
+            ] {
+                let reply = try await api.send(.POST, events, json: body)
+                expectError(reply, .badRequest, "invalid_event")
+                #expect(reply.body.contains(mentions), "\(body): \(reply.body)")
+            }
+            let largest = try await api.send(.POST, events, json: #"{"type": "closeMap", "request": 9007199254740992}"#)
+            #expect(largest.status == .ok, "\(largest.body)")
+            expectError(try await api.send(.POST, events, json: #"{"type": "closeMap"} x"#), .badRequest, "invalid_json")
+            expectError(try await api.send(.POST, events, json: #"{"type": "close\ud800Map"}"#), .badRequest, "invalid_json")
             expectError(try await api.send(.POST, events, json: #"{"type": "addPharmacy"}"#, contentType: "text/plain"),
                         .unsupportedMediaType, "unsupported_media_type")
             expectError(try await api.send(.POST, events, json: String(repeating: " ", count: 2000) + "{}"),

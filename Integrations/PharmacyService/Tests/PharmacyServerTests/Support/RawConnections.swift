@@ -122,6 +122,12 @@ final class RawConnections: @unchecked Sendable {
         return poll(&polls, nfds_t(polls.count), 0) == 0
     }
 
+    /// Ends what connection `index` sends (a half-close): the server reads an end of input, and
+    /// may still answer.
+    func shutdownWrite(_ index: Int) {
+        _ = shutdown(descriptors[index], Int32(SHUT_WR))
+    }
+
     /// Closes one connection from the client side.
     func close(_ index: Int) {
         _ = Glibc.close(descriptors[index])
