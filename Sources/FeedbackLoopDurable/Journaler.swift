@@ -13,11 +13,11 @@ struct Applied<State: Sendable>: Sendable {
 ///
 /// Effects send `proposed` into the inner loop rather than into the journal directly so that
 /// the loop's own rules decide whether an effect may still speak: an event from a cancelled or
-/// finished effect is dropped there and counted, exactly as in a plain `Loop`, and never
-/// journaled.
+/// finished effect is dropped there and counted, exactly as in a plain `Loop`. `feedback` is the
+/// inner loop's index of the feature's feedback that started the effect (see ``Journaler``).
 enum Envelope<Event: Sendable>: Sendable {
     case committed(Event, sequence: UInt64)
-    case proposed(Event)
+    case proposed(Event, feedback: Int)
 }
 
 /// The durable intake every event passes through — external sends and effects' events alike —
@@ -25,17 +25,55 @@ enum Envelope<Event: Sendable>: Sendable {
 ///
 /// Only the committer task appends and sends `committed` events, one batch after the other, so
 /// the journal's order is the reducer's order. Nothing is resumed under the lock.
+///
+/// ## An effect's event and the events ahead of it
+/// The inner loop accepts an effect's event when its effect is live in the state reduced *so
+/// far*; events already queued, or in a transaction, or journaled but not yet reduced, may still
+/// cancel that effect when their turn comes, and a plain `Loop` would then drop the event. So an
+/// effect's event (a *proposal*) enters a transaction only once every event ahead of it has been
+/// reduced, and is checked again right before: if an effect of the feedback that sent it was
+/// cancelled since the inner loop accepted it, it is dropped and counted
+/// (``Guarded/droppedProposals``), never journaled. A proposal therefore starts a transaction of
+/// its own (external events behind it may join that transaction).
+///
+/// The engine tells which *feedback* an effect belongs to (``EffectLifecycleEvent/feedback``)
+/// but not which effect sent an event, so the check is by feedback: a proposal is also dropped
+/// when another effect of the same feedback was cancelled meanwhile (possible only with a
+/// feedback that runs several effects at once, such as `requests`, and only while events were
+/// ahead of the proposal). Every feature feedback is lifted into the inner loop on its own so
+/// that this stays as narrow as the feature's own feedbacks.
 final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sendable {
     struct Pending: Sendable {
         var event: Event
         var payload: [UInt8]
         var waiter: CheckedContinuation<State, any Error>?
+        /// For an effect's event: its feedback, and how many of that feedback's effects had been
+        /// cancelled when the inner loop accepted it.
+        var proposal: (feedback: Int, cancellations: Int)?
+    }
+
+    /// What the committer waits for.
+    enum Wait {
+        /// An event to journal.
+        case event
+        /// The inner loop reducing up to this sequence number, so that the proposal at the front
+        /// can be checked.
+        case applied(UInt64)
+    }
+
+    /// What the committer does next.
+    enum Next {
+        case batch([Pending])
+        case park(Wait)
+        case stop
     }
 
     struct Guarded: Sendable {
         var pending: [Pending] = []
-        /// The committer, parked until there is work or a stop.
+        /// The committer, parked until there is work (or, with ``wakeAtApplied``, until the inner
+        /// loop has reduced that far) or a stop.
         var wake: CheckedContinuation<Void, Never>?
+        var wakeAtApplied: UInt64?
         var isStopping = false
         /// `sendAndWait` callers whose events are journaled, by sequence number, until the inner
         /// loop reduces them.
@@ -47,6 +85,47 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         /// reduce copy the state's heap storage (arrays, dictionaries) once per event rather than
         /// once per batch, as the inner loop's publish does.
         var latest: Applied<State>
+        /// Effects cancelled so far, by the inner loop's feedback index.
+        var cancellations: [Int: Int] = [:]
+        /// Effects' events dropped here because their feedback cancelled an effect after the
+        /// inner loop accepted them.
+        var droppedProposals = 0
+
+        /// What the committer must wait for before ``next(head:limit:dropped:)`` has a batch.
+        func parking(head: UInt64) -> Wait? {
+            if isStopping { return nil }
+            guard let first = pending.first else { return .event }
+            if first.proposal != nil, latest.sequence < head { return .applied(head) }
+            return nil
+        }
+
+        /// The next batch for a journal whose head is `head`: external events up to `limit`, or
+        /// a proposal (re-checked once everything ahead of it is reduced) and the external
+        /// events behind it. Drops the proposals whose feedback cancelled an effect since.
+        mutating func next(head: UInt64, limit: Int, dropped: inout [Event]) -> Next {
+            while true {
+                if isStopping { return .stop }
+                if let wait = parking(head: head) { return .park(wait) }
+                let first = pending[0]
+                var count = 0
+                if let proposal = first.proposal {
+                    if cancellations[proposal.feedback, default: 0] != proposal.cancellations {
+                        dropped.append(first.event)
+                        droppedProposals += 1
+                        pending.removeFirst()
+                        continue
+                    }
+                    count = 1
+                }
+                while count < min(limit, pending.count), pending[count].proposal == nil { count += 1 }
+                if count == pending.count {
+                    defer { pending = [] }
+                    return .batch(pending)
+                }
+                defer { pending.removeFirst(count) }
+                return .batch(Array(pending.prefix(count)))
+            }
+        }
     }
 
     let loopID: String
@@ -85,6 +164,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         let (wake, refused) = guarded.withLock { guarded -> (CheckedContinuation<Void, Never>?, Bool) in
             if guarded.isStopping { return (nil, true) }
             guarded.pending.append(pending)
+            // A committer waiting for the inner loop to catch up has work already.
+            guard guarded.wakeAtApplied == nil else { return (nil, false) }
             let wake = guarded.wake
             guarded.wake = nil
             return (wake, false)
@@ -93,22 +174,42 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         return refused ? .stopped(loop: loopID) : nil
     }
 
-    /// An effect's event, accepted by the inner loop: journal it like an external one.
-    func propose(_ event: Event) {
+    /// An effect's event, accepted by the inner loop, from the feature's feedback that the inner
+    /// loop numbers `feedback`: journal it once the events ahead of it are reduced, unless that
+    /// feedback cancels an effect meanwhile. Runs on the inner loop's drain, in the step that
+    /// accepted the event, so the cancellations it notes are those of the state it was accepted in.
+    func propose(_ event: Event, feedback: Int) {
+        let payload: [UInt8]
         do {
-            _ = enqueue(Pending(event: event, payload: try encode(event), waiter: nil))
+            payload = try encode(event)
         } catch {
             configuration.logger.error("\(error); an effect's event was dropped")
+            return
         }
+        let cancellations = guarded.withLock { $0.cancellations[feedback, default: 0] }
+        _ = enqueue(Pending(event: event, payload: payload, waiter: nil, proposal: (feedback, cancellations)))
     }
 
-    /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`.
+    /// The inner loop cancelled an effect of its feedback number `feedback`.
+    func effectCancelled(feedback: Int) {
+        guarded.withLock { $0.cancellations[feedback, default: 0] += 1 }
+    }
+
+    /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`, and
+    /// wake the committer if it waits for the inner loop to get this far.
     func reduced(_ applied: Applied<State>) {
-        let waiter = guarded.withLock { guarded in
+        let (waiter, wake) = guarded.withLock { guarded in
             guarded.latest = applied
-            return guarded.waiters.isEmpty ? nil : guarded.waiters.removeValue(forKey: applied.sequence)
+            var wake: CheckedContinuation<Void, Never>?
+            if let target = guarded.wakeAtApplied, applied.sequence >= target {
+                wake = guarded.wake
+                guarded.wake = nil
+                guarded.wakeAtApplied = nil
+            }
+            return (guarded.waiters.isEmpty ? nil : guarded.waiters.removeValue(forKey: applied.sequence), wake)
         }
         waiter?.resume(returning: applied.state)
+        wake?.resume()
     }
 
     /// Refuses every later event, discards the ones not yet in a transaction (their senders get
@@ -121,6 +222,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             guarded.pending = []
             let wake = guarded.wake
             guarded.wake = nil
+            guarded.wakeAtApplied = nil
             return (wake, discarded)
         }
         wake?.resume()
@@ -141,30 +243,29 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         guarded.withLock { $0.failure }
     }
 
-    /// The next batch, or `nil` once stopping.
-    private func nextBatch() async -> [Pending]? {
+    /// The next batch for a journal whose head is `head`, or `nil` once stopping.
+    private func nextBatch(head: UInt64) async -> [Pending]? {
         let limit = configuration.maximumBatch
         while true {
-            let batch = guarded.withLock { guarded -> [Pending]?? in
-                if guarded.isStopping { return .some(nil) }
-                if guarded.pending.isEmpty { return nil }
-                if guarded.pending.count <= limit {
-                    let batch = guarded.pending
-                    guarded.pending = []
-                    return batch
-                }
-                let batch = Array(guarded.pending.prefix(limit))
-                guarded.pending.removeFirst(limit)
-                return batch
+            var dropped: [Event] = []
+            let next = guarded.withLock { $0.next(head: head, limit: limit, dropped: &dropped) }
+            for event in dropped {
+                configuration.logger.debug(
+                    "durable loop '\(loopID)': an effect's event was dropped, its feedback cancelled an effect before its turn: \(event)")
             }
-            if let batch { return batch }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let parked = guarded.withLock { guarded in
-                    guard guarded.pending.isEmpty, !guarded.isStopping else { return false }
-                    guarded.wake = continuation
-                    return true
+            switch next {
+            case .batch(let batch): return batch
+            case .stop: return nil
+            case .park:
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let parked = guarded.withLock { guarded in
+                        guard let wait = guarded.parking(head: head) else { return false }
+                        guarded.wake = continuation
+                        if case .applied(let sequence) = wait { guarded.wakeAtApplied = sequence }
+                        return true
+                    }
+                    if !parked { continuation.resume() }
                 }
-                if !parked { continuation.resume() }
             }
         }
     }
@@ -179,7 +280,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         // The state as of the journal's head, for snapshots; kept only when they are written.
         var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered
         let stateEncoder = JSONEncoder()
-        while let batch = await nextBatch() {
+        while let batch = await nextBatch(head: head) {
             var records: [JournalRecord] = []
             records.reserveCapacity(batch.count)
             for (offset, pending) in batch.enumerated() {
@@ -220,5 +321,20 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             }
             head = last
         }
+    }
+}
+
+/// Tells a ``Journaler`` of every effect its inner loop cancels, with the feedback that started
+/// it, so that an effect's event waiting for its turn can be checked again.
+struct CancellationCounter<JournaledState: Codable & Sendable, JournaledEvent: Codable & Sendable>: LoopInstrument {
+    let journaler: Journaler<JournaledState, JournaledEvent>
+
+    func instrumentation<State: Sendable, Event: Sendable>(
+        state: State.Type, event: Event.Type
+    ) -> LoopInstrumentation<State, Event> {
+        let journaler = self.journaler
+        return LoopInstrumentation(onEffect: { effect in
+            if case .cancelled = effect.kind { journaler.effectCancelled(feedback: effect.feedback) }
+        })
     }
 }
