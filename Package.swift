@@ -126,7 +126,11 @@ let package = Package(
         ),
         .testTarget(
             name: "FeedbackLoopDurableTests",
-            dependencies: ["FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop"]
+            dependencies: [
+                "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
+                // Raw SQL, to damage journals as another tool would.
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
 
         // MARK: Examples from the articles

@@ -74,6 +74,13 @@ public enum JournalError: Error, Hashable, Sendable, CustomStringConvertible {
     case ownedElsewhere(loop: String)
     /// The journal is not usable: a bad configuration or an unexpected answer from the store.
     case unavailable(String)
+    /// A value read from the store is not one a journal writes — text where an integer belongs,
+    /// a negative sequence, head or epoch, an integer where a payload's bytes belong, an event
+    /// missing below the head — as when another tool altered the rows. `sequence` is the
+    /// record's number when it is known; `column` names the table and the column; `found` says
+    /// what is there ("holds the text 'x'"). Nothing was written, and nothing past that record
+    /// was read.
+    case malformedValue(loop: String, sequence: UInt64?, column: String, found: String)
 
     public var description: String {
         switch self {
@@ -85,6 +92,9 @@ public enum JournalError: Error, Hashable, Sendable, CustomStringConvertible {
             "journal of loop '\(loop)': another owner holds a live lease"
         case .unavailable(let reason):
             "journal unavailable: \(reason)"
+        case .malformedValue(let loop, let sequence, let column, let found):
+            "journal of loop '\(loop)'\(sequence.map { ", record \($0)" } ?? ""): \(column) \(found), "
+                + "which a journal never writes (was the row altered by another tool?); nothing was written"
         }
     }
 }

@@ -61,12 +61,18 @@ public final class SQLiteJournal: EventJournal {
 
     public func acquire(loop: String) async throws -> UInt64 {
         try await database.write { db in
-            let epoch = try Int64.fetchOne(db, sql: """
+            // The stored epoch is read and checked first: SQLite's `epoch + 1` would turn text
+            // into 1, handing out an epoch an earlier owner may hold.
+            if let row = try Row.fetchOne(db, sql: "SELECT epoch, head FROM feedbackloop_loops WHERE loop = ?", arguments: [loop]) {
+                _ = try Self.integer(row, "epoch", in: "feedbackloop_loops", loop: loop, sequence: nil)
+                _ = try Self.integer(row, "head", in: "feedbackloop_loops", loop: loop, sequence: nil)
+            }
+            let row = try Row.fetchOne(db, sql: """
                 INSERT INTO feedbackloop_loops (loop, epoch, head) VALUES (?, 1, 0)
                 ON CONFLICT (loop) DO UPDATE SET epoch = epoch + 1 RETURNING epoch
                 """, arguments: [loop])
-            guard let epoch else { throw JournalError.unavailable("acquiring '\(loop)' returned no epoch") }
-            return UInt64(epoch)
+            guard let row else { throw JournalError.unavailable("acquiring '\(loop)' returned no epoch") }
+            return UInt64(try Self.integer(row, "epoch", in: "feedbackloop_loops", loop: loop, sequence: nil, minimum: 1))
         }
     }
 
@@ -79,16 +85,32 @@ public final class SQLiteJournal: EventJournal {
             try Row.fetchOne(db, sql: """
                 SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
                 WHERE loop = ? ORDER BY sequence DESC LIMIT 1
-                """, arguments: [loop]).map(Self.record)
+                """, arguments: [loop]).map { try Self.record($0, in: "feedbackloop_snapshots", loop: loop) }
         }
     }
 
     public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
         try await database.read { db in
-            try Row.fetchAll(db, sql: """
+            let records = try Row.fetchAll(db, sql: """
                 SELECT sequence, schema_version, payload FROM feedbackloop_events
                 WHERE loop = ? AND sequence > ? ORDER BY sequence LIMIT ?
-                """, arguments: [loop, Int64(sequence), limit]).map(Self.record)
+                """, arguments: [loop, Int64(clamping: sequence), limit]
+            ).map { try Self.record($0, in: "feedbackloop_events", loop: loop) }
+            guard records.count < limit else { return records }
+            // The last page: the events must reach the head, or a row was renumbered out of
+            // reach (a negative sequence) or deleted. Same read transaction, so a concurrent
+            // append cannot make them disagree.
+            let last = records.last?.sequence ?? sequence
+            guard let row = try Row.fetchOne(db, sql: "SELECT head FROM feedbackloop_loops WHERE loop = ?", arguments: [loop]) else {
+                return records
+            }
+            let head = UInt64(try Self.integer(row, "head", in: "feedbackloop_loops", loop: loop, sequence: nil))
+            if head > last {
+                throw JournalError.malformedValue(
+                    loop: loop, sequence: last + 1, column: "feedbackloop_events.sequence",
+                    found: "has no row for event \(last + 1), though feedbackloop_loops.head is \(head)")
+            }
+            return records
         }
     }
 
@@ -98,16 +120,23 @@ public final class SQLiteJournal: EventJournal {
             throw JournalError.sequenceConflict(loop: loop, expected: first + UInt64(offset), found: record.sequence)
         }
         let last = first + UInt64(events.count) - 1
+        // SQLite's integers are signed: a sequence past Int64.max cannot be stored.
+        guard Int64(exactly: last) != nil, snapshot.map({ Int64(exactly: $0.sequence) != nil }) ?? true else {
+            throw JournalError.unavailable(
+                "journal of loop '\(loop)': events \(first)...\(last) are numbered past SQLite's largest integer; nothing was written")
+        }
+        guard let storedEpoch = Int64(exactly: epoch) else { throw JournalError.fenced(loop: loop, epoch: epoch) }
         try await database.write { db in
             try db.execute(
                 sql: "UPDATE feedbackloop_loops SET head = ? WHERE loop = ? AND epoch = ? AND head = ?",
-                arguments: [Int64(last), loop, Int64(epoch), Int64(first) - 1])
+                arguments: [Int64(last), loop, storedEpoch, Int64(first) - 1])
             if db.changesCount != 1 {
                 let row = try Row.fetchOne(db, sql: "SELECT epoch, head FROM feedbackloop_loops WHERE loop = ?", arguments: [loop])
-                guard let row, row["epoch"] as Int64 == Int64(epoch) else {
-                    throw JournalError.fenced(loop: loop, epoch: epoch)
-                }
-                throw JournalError.sequenceConflict(loop: loop, expected: UInt64(row["head"] as Int64) + 1, found: first)
+                guard let row else { throw JournalError.fenced(loop: loop, epoch: epoch) }
+                let owner = try Self.integer(row, "epoch", in: "feedbackloop_loops", loop: loop, sequence: nil)
+                let head = try Self.integer(row, "head", in: "feedbackloop_loops", loop: loop, sequence: nil)
+                guard owner == storedEpoch else { throw JournalError.fenced(loop: loop, epoch: epoch) }
+                throw JournalError.sequenceConflict(loop: loop, expected: UInt64(head) + 1, found: first)
             }
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload) VALUES (?, ?, ?, ?)")
@@ -125,10 +154,44 @@ public final class SQLiteJournal: EventJournal {
         }
     }
 
-    private static func record(_ row: Row) -> JournalRecord {
-        JournalRecord(
-            sequence: UInt64(row["sequence"] as Int64),
-            schemaVersion: row["schema_version"],
-            payload: [UInt8](row["payload"] as Data))
+    // MARK: Reading rows another tool may have altered
+
+    /// The event or snapshot in `row` of `table`. Every column is checked, since another tool
+    /// (or a damaged page) may have left text where an integer belongs, or a negative number:
+    /// a bad one is a ``JournalError/malformedValue(loop:sequence:column:found:)``.
+    static func record(_ row: Row, in table: String, loop: String) throws -> JournalRecord {
+        let sequence = UInt64(try integer(row, "sequence", in: table, loop: loop, sequence: nil, minimum: 1))
+        let schemaVersion = try integer(row, "schema_version", in: table, loop: loop, sequence: sequence, minimum: Int64(Int.min))
+        let payload: [UInt8]
+        let value: DatabaseValue = row["payload"]
+        switch value.storage {
+        case .blob(let data): payload = [UInt8](data)
+        // The sqlite3 shell writes a quoted literal as text: its bytes are the payload.
+        case .string(let text): payload = Array(text.utf8)
+        default:
+            throw JournalError.malformedValue(loop: loop, sequence: sequence, column: "\(table).payload", found: describe(value))
+        }
+        return JournalRecord(sequence: sequence, schemaVersion: Int(schemaVersion), payload: payload)
+    }
+
+    /// The integer `column` of `row`, if it is one and at least `minimum`.
+    static func integer(
+        _ row: Row, _ column: String, in table: String, loop: String, sequence: UInt64?, minimum: Int64 = 0
+    ) throws -> Int64 {
+        let value: DatabaseValue = row[column]
+        guard case .int64(let integer) = value.storage, integer >= minimum else {
+            throw JournalError.malformedValue(loop: loop, sequence: sequence, column: "\(table).\(column)", found: describe(value))
+        }
+        return integer
+    }
+
+    static func describe(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: "holds NULL"
+        case .int64(let integer): "holds the integer \(integer)"
+        case .double(let real): "holds the real \(real)"
+        case .string(let text): "holds the text '\(text.prefix(40))'"
+        case .blob(let data): "holds a blob of \(data.count) bytes"
+        }
     }
 }
