@@ -24,7 +24,7 @@
 # per unit on a continuation and resumed per event, and an actor per unit entered by a new Task
 # per event.
 #
-#   scripts/callgrind.sh                          # all four tables (about 20 minutes on 2 cores)
+#   scripts/callgrind.sh                          # all four tables (about 25 minutes on 2 cores)
 #   scripts/callgrind.sh --only "callback actor"  # some rows
 #   scripts/callgrind.sh --tables "service"       # some tables: peers, composition, loops, service
 #   scripts/callgrind.sh --profile w1 actor       # one profile, annotated (top functions, inclusive)
@@ -218,14 +218,15 @@ fi
 
 # Issue 27's wake-up: the backends against the bare hand-offs (the peer reduces on the sender's
 # thread: it has no wake-up to measure). The ratio column is to the parked task, the service
-# scenario's limit, when this run measures it.
+# scenario's limit, when this run measures it. Medians of three: runs of one build spread over
+# +-4 % (actor 11,753-12,348, stream 18,048-19,548), as much as a step of the engine may save.
 if wants service; then
     printf '\n| service (callgrind): 1,000 idle loops, one event at a time | instructions per event | x a parked task resumed per event |\n|---|---|---|\n'
     parked=""
     service_row() { # label workload contender
         local figure ratio=""
         echo "callgrind: $2 on $3" >&2
-        figure=$(per_unit "$2" "$3")
+        figure=$(per_unit_median "$2" "$3")
         if [ -n "$parked" ]; then ratio=$(awk -v a="$figure" -v b="$parked" 'BEGIN { printf "%.2f", a / b }'); fi
         echo "| $1 | $figure | $ratio |"
         if [ "$2 $3" = "service bare" ]; then parked=$figure; fi
