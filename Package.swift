@@ -122,7 +122,13 @@ let package = Package(
         ),
         .target(
             name: "FeedbackLoopDurableTesting",
-            dependencies: ["FeedbackLoopDurable", "FeedbackLoop"]
+            dependencies: [
+                "FeedbackLoopDurable", "FeedbackLoop",
+                // Diffs and failures as in FeedbackLoopTesting (see there for the support product).
+                .product(name: "CustomDump", package: "swift-custom-dump"),
+                .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+                .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+            ]
         ),
         .testTarget(
             name: "FeedbackLoopDurableTests",

@@ -98,3 +98,17 @@ public enum JournalError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// A journal that can say what it holds, for tools that read every loop rather than run one:
+/// the replay check (`JournalReplayCheck` in `FeedbackLoopDurableTesting`).
+///
+/// Both methods only read; they take no ownership and may run while owners append (each answer
+/// is consistent in itself, not with the other).
+public protocol BrowsableJournal: EventJournal {
+    /// The id of every loop the journal holds, in ascending order.
+    func loopIDs() async throws -> [String]
+
+    /// Every snapshot of `loop` the store keeps, oldest first (a store that keeps only the
+    /// latest returns at most one).
+    func snapshots(loop: String) async throws -> [JournalRecord]
+}

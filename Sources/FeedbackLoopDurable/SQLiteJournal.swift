@@ -18,7 +18,7 @@ import GRDB
 /// `busyTimeout` for another's transaction.
 ///
 /// Uses GRDB.swift and the system's SQLite (Debian: `libsqlite3-dev`).
-public final class SQLiteJournal: EventJournal {
+public final class SQLiteJournal: BrowsableJournal {
     /// When a transaction is durable.
     public enum Synchronous: String, Sendable, CaseIterable {
         /// `PRAGMA synchronous = FULL`: a committed append survives a power loss (an `fsync` per
@@ -152,6 +152,24 @@ public final class SQLiteJournal: EventJournal {
                     arguments: [loop, Int64(snapshot.sequence)])
             }
         }
+    }
+
+    public func loopIDs() async throws -> [String] {
+        try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT loop FROM feedbackloop_loops ORDER BY loop").map { row in
+                let value: DatabaseValue = row["loop"]
+                guard case .string(let loop) = value.storage else {
+                    throw JournalError.malformedValue(
+                        loop: "?", sequence: nil, column: "feedbackloop_loops.loop", found: Self.describe(value))
+                }
+                return loop
+            }
+        }
+    }
+
+    /// The latest snapshot only: a SQLite journal keeps no other.
+    public func snapshots(loop: String) async throws -> [JournalRecord] {
+        try await latestSnapshot(loop: loop).map { [$0] } ?? []
     }
 
     // MARK: Reading rows another tool may have altered
