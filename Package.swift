@@ -136,7 +136,14 @@ let package = Package(
                 "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
                 // Raw SQL, to damage journals as another tool would.
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            ],
+            // Journals written by older versions of example features.
+            resources: [.copy("Fixtures")]
+        ),
+        // The replay check of the example feature Tally: what users write for their own.
+        .executableTarget(
+            name: "feedback-journal",
+            dependencies: ["FeedbackLoopDurableTesting"]
         ),
 
         // MARK: Examples from the articles

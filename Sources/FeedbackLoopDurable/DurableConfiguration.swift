@@ -43,6 +43,15 @@ extension CodingUserInfoKey {
     public static let durableSchemaVersion = CodingUserInfoKey(rawValue: "FeedbackLoopDurable.schemaVersion")!
 }
 
+extension Decoder {
+    /// The schema version the record being decoded was written with, while a ``DurableLoop``
+    /// recovers (or a replay check reads); `nil` elsewhere. Read it in `init(from:)` to decode
+    /// an older shape into the current type: see <doc:EvolvingADurableFeature>.
+    public var durableSchemaVersion: Int? {
+        userInfo[.durableSchemaVersion] as? Int
+    }
+}
+
 /// The key an effect passes downstream so that a repeated request can be recognised: effects of
 /// a recovered loop start again (at-least-once), and a payment service, say, must not charge
 /// twice.
