@@ -30,7 +30,8 @@ import Foundation
 /// the events before it replay into — with the loop id, the sequence number and a diff of the
 /// two states. After an undecodable event the replay cannot go on; it resumes from the next
 /// snapshot, so that a divergence later in the journal is still found. It also reports a gap in
-/// the sequence numbers and a snapshot newer than the loop's last event. It only reads.
+/// the sequence numbers and a snapshot newer than the loop's last event. It never appends nor
+/// takes ownership.
 public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: Codable & Sendable>: Sendable {
     /// The state of a loop whose journal is empty, as the loop is created with.
     public var initial: State
@@ -75,6 +76,10 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
     /// journal, then optionally the ids of the loops to check (all by default). Prints the report
     /// and returns the exit status: 0 when every loop replays cleanly, 1 when a problem was found,
     /// 64 for bad arguments, 74 when the journal cannot be read.
+    ///
+    /// Point it at a copy: the check reads no more than it must, but opening a file as a
+    /// ``SQLiteJournal`` creates the journal's tables if they are missing and switches the file
+    /// to WAL mode.
     public func command(arguments: [String] = CommandLine.arguments) async -> Int32 {
         let program = arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "journal-check"
         guard arguments.count >= 2, !arguments[1].hasPrefix("-") else {
