@@ -32,6 +32,9 @@ final class DurableSessionHandle: Sendable, Hashable {
         /// Requests waiting in ``waitUntilRemoved()``.
         var removalWaiters: [CheckedContinuation<Void, Never>] = []
         var isRemoved = false
+        /// Whether a request is inside ``opening(_:)``, and the ones waiting to enter it.
+        var isOpening = false
+        var openingWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     /// Why a session has no loop.
@@ -92,6 +95,36 @@ final class DurableSessionHandle: Sendable, Hashable {
             return slot.removalWaiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Runs `body` alone among the requests in ``opening(_:)`` here, in arrival order: a `PUT`'s
+    /// look at whether the session is open and its ``SessionEvent/opened`` are one step, so that
+    /// of racing `PUT`s exactly one says it opened the session. (Every open of a session goes
+    /// through the one process that owns it, and there through its one handle.)
+    func opening<T>(_ body: () async throws -> T) async rethrows -> T {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let entered = slot.withLock { slot -> Bool in
+                guard slot.isOpening else {
+                    slot.isOpening = true
+                    return true
+                }
+                slot.openingWaiters.append(waiter)
+                return false
+            }
+            if entered { waiter.resume() }
+        }
+        defer {
+            // Handed to the next waiter, if any, without letting go in between.
+            let next = slot.withLock { slot -> CheckedContinuation<Void, Never>? in
+                guard !slot.openingWaiters.isEmpty else {
+                    slot.isOpening = false
+                    return nil
+                }
+                return slot.openingWaiters.removeFirst()
+            }
+            next?.resume()
+        }
+        return try await body()
     }
 
     /// Returns once a retired handle's entry has left the registry.

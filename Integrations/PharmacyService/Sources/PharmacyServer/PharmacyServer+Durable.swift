@@ -31,7 +31,8 @@ extension PharmacyServer {
         ///   answers 404 at once.
         @Sendable
         func withSession<Result: Sendable>(
-            _ id: String, opening: Bool, _ body: @Sendable (DurableLoop<SessionState, SessionEvent>) async throws -> Result
+            _ id: String, opening: Bool,
+            _ body: @Sendable (DurableLoop<SessionState, SessionEvent>, DurableSessionHandle) async throws -> Result
         ) async throws -> Result {
             do {
                 if !opening { try await sessions.requireJournaled(id) }
@@ -48,7 +49,7 @@ extension PharmacyServer {
                         do {
                             let running = try await handle.loop()
                             loop = running
-                            use = .done(try await body(running))
+                            use = .done(try await body(running, handle))
                         } catch {
                             use = .failed(apiError(for: error, session: id, loop: loop, registry: registry))
                         }
@@ -68,9 +69,12 @@ extension PharmacyServer {
 
         router.put("sessions/:id") { _, context -> EditedResponse<SessionResponse> in
             let id = try sessionID(context)
-            let (created, response) = try await withSession(id, opening: true) { loop -> (Bool, SessionResponse) in
-                let created = loop.state.pharmacies == nil
-                if created { try await loop.sendAndWait(.opened) }
+            let (created, response) = try await withSession(id, opening: true) { loop, handle -> (Bool, SessionResponse) in
+                let created = try await handle.opening { () async throws -> Bool in
+                    guard loop.state.pharmacies == nil else { return false }
+                    try await loop.sendAndWait(.opened)
+                    return true
+                }
                 // Answer once the saved pharmacies have loaded, as without a journal.
                 for await state in loop.states {
                     guard let screen = state.pharmacies else {
@@ -89,7 +93,7 @@ extension PharmacyServer {
 
         router.get("sessions/:id") { _, context -> SessionResponse in
             let id = try sessionID(context)
-            let answer = try await withSession(id, opening: false) { loop -> SessionResponse? in
+            let answer = try await withSession(id, opening: false) { loop, _ -> SessionResponse? in
                 let state = loop.state
                 return state.pharmacies.map {
                     SessionResponse(session: id, state: $0, journaled: state, sequence: loop.sequence)
@@ -103,7 +107,7 @@ extension PharmacyServer {
             let id = try sessionID(context)
             let (clientEvent, number) = try await ClientEvent.decodeNumbered(request, maximumBodySize: limits.maximumBodySize)
             guard let event = clientEvent.event(mapPlaces: mapPlaces) else { throw APIError.unknownPlace }
-            let answer = try await withSession(id, opening: false) { loop -> SessionResponse? in
+            let answer = try await withSession(id, opening: false) { loop, _ -> SessionResponse? in
                 guard loop.state.pharmacies != nil else { return nil }
                 let state = try await loop.sendAndWait(.request(event, number: number))
                 // A close journaled just before this request leaves it unapplied.
@@ -117,7 +121,7 @@ extension PharmacyServer {
 
         router.delete("sessions/:id") { _, context -> SessionResponse in
             let id = try sessionID(context)
-            let answer = try await withSession(id, opening: false) { loop -> SessionResponse? in
+            let answer = try await withSession(id, opening: false) { loop, _ -> SessionResponse? in
                 guard loop.state.pharmacies != nil else { return nil }
                 // The state the close found: a request journaled before it is in it, even one
                 // whose answer is still on its way.

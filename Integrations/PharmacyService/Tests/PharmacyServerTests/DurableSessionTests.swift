@@ -46,7 +46,8 @@ struct DurableSessionTests {
     /// The probe: with a journal, a PUT racing a DELETE of a new id was answered 409
     /// `session_closed` while the DELETE answered 404 and the session was open afterwards (43 of
     /// 60 rounds), or 404, which the API does not list for PUT; a DELETE's final state missed a
-    /// POST answered 200 and journaled before the close (19 of 60). Each round checks that the
+    /// POST answered 200 and journaled before the close (19 of 60); and two PUTs of a new id could
+    /// both answer 201. Each round checks that the
     /// answers agree with each other and with what the server holds afterwards.
     @Test("racing requests with a journal: every answer describes what was journaled", arguments: Backend.allCases)
     func racingAnswersAgreeWithTheJournal(backend: Backend) async throws {
@@ -77,6 +78,14 @@ struct DurableSessionTests {
                     if closed.status == .ok {
                         #expect(after.status == .notFound, "\(answers)")
                     }
+
+                    // Two PUTs of a new id: one opened it, the other found it open.
+                    let both = "put-put-\(round)"
+                    async let first = api.open(both)
+                    async let second = api.open(both)
+                    let openers = try await [first, second]
+                    outcomes["PUT \(openers.map { "\($0.status.code)" }.sorted().joined(separator: "+"))", default: 0] += 1
+                    #expect(openers.map(\.status.code).sorted() == [200, 201], "round \(round): \(openers.map { "\($0.status) \($0.body)" })")
 
                     // A POST racing a DELETE of an open session.
                     let other = "post-delete-\(round)"
