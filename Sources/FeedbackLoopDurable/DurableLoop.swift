@@ -86,8 +86,11 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     /// - Throws: the journal's errors (``JournalError/ownedElsewhere(loop:)`` among them);
     ///   ``DurableLoopError/undecodableEvent(loop:sequence:reason:)``,
     ///   ``DurableLoopError/undecodableSnapshot(loop:sequence:reason:)``,
-    ///   ``DurableLoopError/unsupportedSchemaVersion(loop:sequence:found:supported:)`` or
-    ///   ``DurableLoopError/journalGap(loop:expected:found:)`` when the journal cannot be replayed.
+    ///   ``DurableLoopError/unsupportedSchemaVersion(loop:sequence:found:supported:)``,
+    ///   ``DurableLoopError/journalGap(loop:expected:found:)`` or
+    ///   ``DurableLoopError/snapshotAheadOfEvents(loop:sequence:)`` when the journal cannot be
+    ///   replayed; ``JournalError/malformedValue(loop:sequence:column:found:)`` for a row another
+    ///   tool altered.
     public init(
         id: String,
         journal: some EventJournal,
@@ -295,8 +298,25 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
             }
             sequence = snapshot.sequence
         }
+        // The tail is read from the snapshot's own event, which the journal must hold: a snapshot
+        // ahead of the events explains a state no event led to.
+        var firstPage: [JournalRecord]?
+        if sequence > 0 {
+            var page = try await journal.events(loop: id, after: sequence - 1, limit: 4_096)
+            guard page.first?.sequence == sequence else {
+                throw DurableLoopError.snapshotAheadOfEvents(loop: id, sequence: sequence)
+            }
+            page.removeFirst()
+            firstPage = page
+        }
         while true {
-            let page = try await journal.events(loop: id, after: sequence, limit: 4_096)
+            let page: [JournalRecord]
+            if let first = firstPage, !first.isEmpty {
+                page = first
+            } else {
+                page = try await journal.events(loop: id, after: sequence, limit: 4_096)
+            }
+            firstPage = nil
             if page.isEmpty { break }
             for record in page {
                 guard record.sequence == sequence + 1 else {

@@ -14,6 +14,10 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
     case journalGap(loop: String, expected: UInt64, found: UInt64)
     /// The event could not be encoded, so it was not journaled.
     case unencodableEvent(loop: String, reason: String)
+    /// The latest snapshot is of event `sequence`, which the journal does not hold: the events
+    /// were truncated, or the snapshot belongs to another loop. Recovery stops rather than
+    /// carry on from a state no event explains.
+    case snapshotAheadOfEvents(loop: String, sequence: UInt64)
 
     public var description: String {
         switch self {
@@ -29,6 +33,8 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
             "durable loop '\(loop)': the journal skips from event \(expected - 1) to \(found)"
         case .unencodableEvent(let loop, let reason):
             "durable loop '\(loop)': the event cannot be encoded and was not journaled: \(reason)"
+        case .snapshotAheadOfEvents(let loop, let sequence):
+            "durable loop '\(loop)': the snapshot at event \(sequence) is newer than the journal's events (there is no event \(sequence)); nothing was written"
         }
     }
 }

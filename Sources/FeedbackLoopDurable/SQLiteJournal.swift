@@ -37,25 +37,31 @@ public final class SQLiteJournal: BrowsableJournal {
     ///   - path: The database file; created with its tables when missing.
     ///   - synchronous: When a transaction is durable. Default: ``Synchronous/full``.
     ///   - busyTimeout: How long a write waits for another process's transaction.
-    /// - Throws: GRDB's `DatabaseError` when the file cannot be opened or is not a database.
+    /// - Throws: ``JournalError/unavailable(_:)`` naming `path` and SQLite's error when the file
+    ///   cannot be opened, is not a database, or is damaged (truncated, a garbage page) where
+    ///   opening reads it.
     public init(path: String, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5)) throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds) + TimeInterval(busyTimeout.components.attoseconds) / 1e18)
-        configuration.label = "FeedbackLoopDurable.SQLiteJournal"
-        let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
-        configuration.prepareDatabase { db in try db.execute(sql: pragma) }
-        database = try DatabasePool(path: path, configuration: configuration)
-        try database.write { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS feedbackloop_loops (
-                    loop TEXT PRIMARY KEY, epoch INTEGER NOT NULL, head INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS feedbackloop_events (
-                    loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
-                    payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS feedbackloop_snapshots (
-                    loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
-                    payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
-                """)
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds) + TimeInterval(busyTimeout.components.attoseconds) / 1e18)
+            configuration.label = "FeedbackLoopDurable.SQLiteJournal"
+            let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
+            configuration.prepareDatabase { db in try db.execute(sql: pragma) }
+            database = try DatabasePool(path: path, configuration: configuration)
+            try database.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS feedbackloop_loops (
+                        loop TEXT PRIMARY KEY, epoch INTEGER NOT NULL, head INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS feedbackloop_events (
+                        loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                        payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS feedbackloop_snapshots (
+                        loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                        payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
+                    """)
+            }
+        } catch let error as DatabaseError {
+            throw JournalError.unavailable("SQLite journal at '\(path)' cannot be opened: \(error)")
         }
     }
 
@@ -81,16 +87,18 @@ public final class SQLiteJournal: BrowsableJournal {
     public func release(loop: String, epoch: UInt64) async throws {}
 
     public func latestSnapshot(loop: String) async throws -> JournalRecord? {
-        try await database.read { db in
+        try await Self.naming(loop, "reading its latest snapshot") {
+            try await database.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
                 WHERE loop = ? ORDER BY sequence DESC LIMIT 1
                 """, arguments: [loop]).map { try Self.record($0, in: "feedbackloop_snapshots", loop: loop) }
+            }
         }
     }
 
     public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
-        try await database.read { db in
+        try await Self.naming(loop, "reading its events after \(sequence)") { try await database.read { db in
             let records = try Row.fetchAll(db, sql: """
                 SELECT sequence, schema_version, payload FROM feedbackloop_events
                 WHERE loop = ? AND sequence > ? ORDER BY sequence LIMIT ?
@@ -111,7 +119,7 @@ public final class SQLiteJournal: BrowsableJournal {
                     found: "has no row for event \(last + 1), though feedbackloop_loops.head is \(head)")
             }
             return records
-        }
+        } }
     }
 
     public func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
@@ -173,6 +181,17 @@ public final class SQLiteJournal: BrowsableJournal {
     }
 
     // MARK: Reading rows another tool may have altered
+
+    /// Runs a read of `loop`'s journal, turning SQLite's errors (a truncated file, a garbage
+    /// page: "database disk image is malformed") into a ``JournalError/unavailable(_:)`` that
+    /// names the loop and what was being read.
+    static func naming<Result>(_ loop: String, _ reading: String, _ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as DatabaseError {
+            throw JournalError.unavailable("journal of loop '\(loop)': \(reading) failed: \(error)")
+        }
+    }
 
     /// The event or snapshot in `row` of `table`. Every column is checked, since another tool
     /// (or a damaged page) may have left text where an integer belongs, or a negative number:

@@ -1,0 +1,83 @@
+import FeedbackLoop
+import FeedbackLoopDurable
+import FeedbackLoopDurableTesting
+import Foundation
+import GRDB
+import Testing
+
+/// Journals a loop must refuse to recover from, with an error that names the loop and the
+/// record, having appended nothing.
+@Suite("Bad journals")
+struct BadJournalTests {
+    static func sqlitePath() -> String {
+        FileManager.default.temporaryDirectory.appending(path: "bad-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+    }
+
+    enum Store: String, CaseIterable, Sendable {
+        case memory, sqlite
+    }
+
+    static func journal(_ store: Store) throws -> any EventJournal {
+        switch store {
+        case .memory: InMemoryJournal()
+        case .sqlite: try SQLiteJournal(path: sqlitePath())
+        }
+    }
+
+    @Test(arguments: Backend.allCases, Store.allCases)
+    func aSnapshotNewerThanTheEvents(backend: Backend, store: Store) async throws {
+        let journal = try Self.journal(store)
+        let epoch = try await journal.acquire(loop: "ledger")
+        let add = { (sequence: UInt64) in JournalRecord(sequence: sequence, schemaVersion: 1, payload: Array(#"{"add":{"_0":1}}"#.utf8)) }
+        let state = Array(#"{"total":5,"count":5,"charged":[]}"#.utf8)
+        // Events 1 and 2, and a snapshot that claims to include event 5.
+        try await journal.append(
+            loop: "ledger", epoch: epoch, events: [add(1), add(2)],
+            snapshot: JournalRecord(sequence: 5, schemaVersion: 1, payload: state))
+        await #expect(throws: DurableLoopError.self) {
+            do {
+                _ = try await DurableLoop(id: "ledger", journal: journal, initial: Ledger.State(), reduce: Ledger.reduce, backend: backend)
+            } catch let error as DurableLoopError {
+                guard case .snapshotAheadOfEvents(let loop, let sequence) = error else { throw error }
+                #expect(loop == "ledger" && sequence == 5)
+                #expect(error.description.contains("'ledger'") && error.description.contains("event 5"))
+                throw error
+            }
+        }
+        let events = try await journal.events(loop: "ledger", after: 0, limit: 10)
+        #expect(events.map(\.sequence) == [1, 2], "nothing is appended by a failed recovery")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aTruncatedFile(backend: Backend) async throws {
+        let path = Self.sqlitePath()
+        do {
+            let loop = try await DurableLoop(
+                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
+                backend: backend, configuration: DurableConfiguration(snapshotEvery: nil))
+            for amount in 1...300 { try loop.send(.add(amount)) }
+            try await loop.sendAndWait(.add(0))
+            await loop.stop()
+        }
+        let database = try DatabaseQueue(path: path)
+        try await database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try database.close()
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(size / 2))
+        try handle.close()
+
+        do {
+            let loop = try await DurableLoop(
+                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
+                backend: backend)
+            await loop.stop()
+            Issue.record("a loop recovered from a journal cut in half, at \(loop.recoveredSequence)")
+        } catch let error as JournalError {
+            // Opening the file may fail before any loop is read: the error then names the file.
+            let text = error.description
+            #expect(text.contains("'ledger'") || text.contains(path), "\(error)")
+            #expect(text.contains("malformed"), "\(error)")
+        }
+    }
+}
