@@ -57,6 +57,19 @@ import Testing
         #expect(store.limits.withLock { $0 } == [1_024, 1_024, 1_024, 1, 1, 1])
     }
 
+    /// Two SQLite stores in one process (this suite's and ScenarioRunTests' durable runs, side by
+    /// side) keep their files apart: one's removal leaves the other's journals working.
+    @Test func sqliteStoresInOneProcessDoNotShareFiles() throws {
+        let first = SQLiteBenchmarkStore()
+        let second = SQLiteBenchmarkStore()
+        #expect(first.directory != second.directory)
+        _ = try first.journal()
+        _ = try second.journal()
+        first.remove()
+        _ = try second.journal()
+        second.remove()
+    }
+
     /// The built-in store keeps feedback-bench's report as it was: the scenario's own heading.
     @Test func sqliteKeepsTheScenariosOwnHeading() async throws {
         let report = try await DurableScenario(size: try BenchmarkSize(events: 1_000))

@@ -43,7 +43,8 @@ extension DurableBenchmarkStore {
 }
 
 /// The default store: a new SQLite file (WAL, `PRAGMA synchronous = FULL`) for every journal, in
-/// a temporary directory that ``remove()`` deletes. The limit is the journal's own `append`,
+/// a temporary directory of its own that ``remove()`` deletes (of its own: two stores in one
+/// process, as in the tests, must not write the same files or remove each other's). The limit is the journal's own `append`,
 /// which on an embedded store costs the same `fsync` as a bare `INSERT` transaction.
 struct SQLiteBenchmarkStore: DurableBenchmarkStore {
     let name = "SQLite"
@@ -52,7 +53,7 @@ struct SQLiteBenchmarkStore: DurableBenchmarkStore {
     private let files = Lock(0)
 
     init() {
-        directory = FileManager.default.temporaryDirectory.appending(path: "feedback-bench-durable-\(getpid())")
+        directory = FileManager.default.temporaryDirectory.appending(path: "feedback-bench-durable-\(getpid())-\(UUID().uuidString)")
         // A directory that cannot be made fails the first journal, with SQLite's own message.
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
