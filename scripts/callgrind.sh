@@ -6,7 +6,7 @@
 # shared VMs is not.
 #
 # Measured as a user would see them: feedback-bench is built in a package of its own that depends
-# on FeedbackLoop by path (generated under .build/callgrind-package, its sources linked from this
+# on FeedbackLoop by path (generated under .build-callgrind, its sources linked from this
 # repository), so the library's generic code is specialised only as far as its public, inlinable
 # API allows. Built inside this package, cross-module optimisation between its own modules would
 # hide what an outside caller pays.
