@@ -55,6 +55,7 @@ let package = Package(
                 .product(name: "FeedbackLoopDurableTesting", package: "FeedbackLoop"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -17,9 +17,6 @@ extension PostgresJournal {
     /// The server's message and SQLSTATE, or the connection's failure. The error's detail is left
     /// out: it can quote stored values, and this text may reach a server's clients.
     static func describe(_ error: any Error) -> String {
-        if let error = error as? PostgresTransactionError {
-            return describe(error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError ?? error)
-        }
         guard let error = error as? PSQLError else { return String(describing: error) }
         if let message = error.serverInfo?[.message] {
             return message + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")

@@ -16,21 +16,54 @@ import PostgresNIO
 ///
 /// ## Ownership
 /// ``acquire(loop:)`` takes the loop's lease row when it is free, expired, or already this node's,
-/// and bumps its epoch; the lease lasts ``leaseDuration`` on the database's clock (`now()`), so
-/// that nodes' clocks never have to agree. A ``LeaseKeeper`` renews it; when renewal fails the
-/// loop stops and its effects are cancelled. Another node can take the loop only once the lease
-/// has expired (or was released by ``release(loop:epoch:)``).
+/// and bumps its epoch; the lease lasts ``leaseDuration`` on the database's clock, so that nodes'
+/// clocks never have to agree. A ``LeaseKeeper`` renews it; when renewal fails the loop stops and
+/// its effects are cancelled. Another node can take the loop only once the lease has expired (or
+/// was released by ``release(loop:epoch:)``).
 ///
-/// ## Fencing
-/// Every ``append(loop:epoch:events:snapshot:)`` updates the lease row's head in the same
-/// transaction, only where the epoch is the caller's and the lease is live: a deposed owner —
-/// paused past its lease, say — is refused with `JournalError.fenced(loop:epoch:)`
-/// and writes nothing. The row lock also orders an append in flight before a takeover.
+/// ## Fencing: what a paused or deposed owner can and cannot do
+/// An owner can pause anywhere — a stopped process, a long garbage collection, a network
+/// partition — and wake after its lease has ended. The journal guarantees:
+///
+/// - **No append commits after its lease has ended.** Every
+///   ``append(loop:epoch:events:snapshot:)`` moves the lease row's head in the same transaction,
+///   only where the epoch is the caller's and the lease is live, and the lease is checked again
+///   when the transaction commits (a deferred constraint trigger compares it with the database's
+///   `clock_timestamp()`). An append whose commit begins after the lease's end fails with
+///   `JournalError.fenced(loop:epoch:)` and none of it is visible, however long ago its
+///   statements ran.
+/// - **An append whose commit began while the lease was live commits**, even when its owner
+///   never learns it (its connection dropped, or it was killed). A takeover needs the lease row,
+///   which the append holds until it has committed, so the next owner's epoch is ordered after
+///   it and its recovery reads it. Nothing is lost and nothing is applied by two owners.
+/// - **A paused owner holds the lease row only briefly.** Each transaction of the journal sets
+///   PostgreSQL's `statement_timeout` to ``statementTimeout``, and its `lock_timeout` and
+///   `idle_in_transaction_session_timeout` to half of it: a statement runs at most
+///   ``statementTimeout``, a lock wait lasts at most half of it, and a transaction left idle
+///   between two statements — its owner paused, or the network gone — is ended by the server
+///   after half of it (the session is terminated and the transaction rolled back, so it writes
+///   nothing). PostgreSQL does not time the moment between a statement's execution and the
+///   protocol's `Sync` message that postgres-nio writes right after it; the commit-time check
+///   above still refuses an append that waits there past its lease.
+/// - **A takeover never waits for a paused owner.** ``acquire(loop:)`` waits at most half of
+///   ``statementTimeout`` for a lease row that another transaction holds, then throws
+///   `JournalError.ownedElsewhere(loop:)`; once the holder's transaction has ended, a new attempt
+///   takes the loop if its lease has expired.
+///
+/// What the journal cannot do is stop a paused owner's effects when it wakes: they run until its
+/// ``LeaseKeeper`` finds the lease lost at its next renewal and stops the loop, which cancels
+/// them. An event such an effect sends is refused, since its append is fenced.
 ///
 /// ## Inbox
 /// Any node can send an event to a loop that another owns: ``deliver(_:to:schemaVersion:)`` adds
 /// it to an inbox table and notifies the owner, whose ``InboxRelay`` journals it into the loop.
 /// The table is the truth; `LISTEN/NOTIFY` only wakes the relay, which also polls.
+///
+/// ## Errors
+/// The journal throws `JournalError`: the database's own errors are
+/// `JournalError.unavailable(_:)` naming the loop, the operation and the server's message, and a
+/// stored value that another tool altered (a column's type, a negative sequence) is one naming
+/// the loop, the record and the column.
 public final class PostgresJournal: EventJournal {
     /// The client the journal queries through; it must be running (`client.run()`, or in a
     /// `ServiceGroup`).
@@ -39,8 +72,15 @@ public final class PostgresJournal: EventJournal {
     public let node: String
     /// How long a lease lasts after it is taken or renewed, on the database's clock.
     public let leaseDuration: Duration
+    /// The longest a statement of the journal runs before the server ends it; lock waits and
+    /// idle moments inside the journal's transactions are ended after half of it. Shorter than
+    /// ``leaseDuration``.
+    public let statementTimeout: Duration
     let logger: Logger
     let migrated = MigrationGate()
+    /// ``statementTimeout`` in whole milliseconds, as PostgreSQL's settings take it (at least 1:
+    /// 0 would turn them off).
+    let statementMilliseconds: Int64
 
     /// The channel of inbox notifications; the payload is the loop's id.
     public static let inboxChannel = "feedbackloop_inbox"
@@ -51,13 +91,26 @@ public final class PostgresJournal: EventJournal {
     ///   - client: A running `PostgresClient`.
     ///   - node: This node's name; unique among the nodes sharing the database.
     ///   - leaseDuration: How long a lease lasts without renewal. Default: 10 seconds.
+    ///   - statementTimeout: How long a statement of the journal may run (a lock wait or an idle
+    ///     moment inside one of its transactions, half of it); shorter than `leaseDuration`.
+    ///     Default: half of `leaseDuration`, at most 2 seconds.
     ///   - logger: Where queries are logged (at the client's levels).
-    public init(client: PostgresClient, node: String, leaseDuration: Duration = .seconds(10), logger: Logger = Logger(label: "FeedbackLoopPostgres")) {
+    public init(
+        client: PostgresClient, node: String, leaseDuration: Duration = .seconds(10),
+        statementTimeout: Duration? = nil,
+        logger: Logger = Logger(label: "FeedbackLoopPostgres")
+    ) {
         precondition(leaseDuration > .zero, "leaseDuration must be positive")
+        let statementTimeout = statementTimeout ?? min(leaseDuration / 2, .seconds(2))
+        precondition(
+            statementTimeout > .zero && statementTimeout < leaseDuration, "statementTimeout must be positive and shorter than leaseDuration")
         self.client = client
         self.node = node
         self.leaseDuration = leaseDuration
+        self.statementTimeout = statementTimeout
         self.logger = logger
+        let (seconds, attoseconds) = statementTimeout.components
+        self.statementMilliseconds = max(1, seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
     /// A client configuration from a `postgres://user:password@host:port/database` URL (TLS off:
@@ -80,53 +133,96 @@ public final class PostgresJournal: EventJournal {
         Double(leaseDuration.components.seconds) + Double(leaseDuration.components.attoseconds) / 1e18
     }
 
-    /// Creates the tables once per journal (concurrent creators are serialised by an advisory
-    /// lock).
+    /// Creates the tables and the commit-time lease check once per journal (concurrent creators
+    /// are serialised by an advisory lock).
     func migrate() async throws {
-        let client = self.client, logger = self.logger
-        try await migrated.once {
-            try await client.withTransaction(logger: logger) { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(7401735)", logger: logger)
-                try await connection.query("""
+        // Creating the tables waits for the other nodes' migrations; it touches no lease row.
+        let bound = max(statementMilliseconds, 10_000)
+        try await migrated.once { [self] in
+            try await transaction(bound: bound) { db in
+                try await db.execute("SELECT pg_advisory_xact_lock(7401735)")
+                try await db.execute("""
                     CREATE TABLE IF NOT EXISTS feedbackloop_leases (
                         loop TEXT PRIMARY KEY, owner TEXT NOT NULL, epoch BIGINT NOT NULL,
                         head BIGINT NOT NULL, lease_until TIMESTAMPTZ NOT NULL)
-                    """, logger: logger)
-                try await connection.query("""
+                    """)
+                try await db.execute("""
                     CREATE TABLE IF NOT EXISTS feedbackloop_events (
                         loop TEXT NOT NULL, sequence BIGINT NOT NULL, schema_version INT NOT NULL,
                         payload BYTEA NOT NULL, PRIMARY KEY (loop, sequence))
-                    """, logger: logger)
-                try await connection.query("""
+                    """)
+                try await db.execute("""
                     CREATE TABLE IF NOT EXISTS feedbackloop_snapshots (
                         loop TEXT NOT NULL, sequence BIGINT NOT NULL, schema_version INT NOT NULL,
                         payload BYTEA NOT NULL, PRIMARY KEY (loop, sequence))
-                    """, logger: logger)
-                try await connection.query("""
+                    """)
+                try await db.execute("""
                     CREATE TABLE IF NOT EXISTS feedbackloop_inbox (
                         id BIGSERIAL PRIMARY KEY, loop TEXT NOT NULL, schema_version INT NOT NULL,
                         payload BYTEA NOT NULL)
-                    """, logger: logger)
-                try await connection.query(
-                    "CREATE INDEX IF NOT EXISTS feedbackloop_inbox_loop ON feedbackloop_inbox (loop, id)", logger: logger)
+                    """)
+                try await db.execute(
+                    "CREATE INDEX IF NOT EXISTS feedbackloop_inbox_loop ON feedbackloop_inbox (loop, id)")
+                // The statement's check of the lease is as old as the statement; this one runs
+                // when the transaction commits, however long after its statements that is.
+                try await db.execute("""
+                    CREATE OR REPLACE FUNCTION feedbackloop_lease_live() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF NEW.lease_until <= clock_timestamp() THEN
+                            RAISE EXCEPTION 'the lease ended at %, before this append could commit', NEW.lease_until
+                                USING ERRCODE = 'check_violation', CONSTRAINT = '\(unescaped: Self.leaseLiveConstraint)';
+                        END IF;
+                        RETURN NULL;
+                    END $$
+                    """)
+                try await db.execute("""
+                    DO $$ BEGIN
+                        IF NOT EXISTS (
+                            SELECT 1 FROM pg_trigger
+                            WHERE tgname = '\(unescaped: Self.leaseLiveConstraint)' AND tgrelid = 'feedbackloop_leases'::regclass
+                        ) THEN
+                            CREATE CONSTRAINT TRIGGER \(unescaped: Self.leaseLiveConstraint)
+                                AFTER UPDATE OF head ON feedbackloop_leases DEFERRABLE INITIALLY DEFERRED
+                                FOR EACH ROW EXECUTE FUNCTION feedbackloop_lease_live();
+                        END IF;
+                    END $$
+                    """)
             }
         }
     }
 
+    /// The name of the commit-time lease check, in the error it raises.
+    static let leaseLiveConstraint = "feedbackloop_lease_live"
+
+    /// Takes the loop's lease row when it is free, expired or this node's.
+    ///
+    /// - Throws: `JournalError.ownedElsewhere(loop:)` when another node's lease is live, or when
+    ///   another transaction has held the lease row for half of ``statementTimeout`` (its owner
+    ///   paused in the middle of an append, say); `JournalError.unavailable(_:)` when the database
+    ///   failed.
     public func acquire(loop: String) async throws -> UInt64 {
-        try await operation("acquire", loop: loop) {
+        try await operation("acquire", loop: loop) { [self] in
             try await migrate()
-            let seconds = leaseSeconds
-            let rows = try await client.query("""
-                INSERT INTO feedbackloop_leases (loop, owner, epoch, head, lease_until)
-                VALUES (\(loop), \(node), 1, 0, now() + make_interval(secs => \(seconds)))
-                ON CONFLICT (loop) DO UPDATE SET owner = EXCLUDED.owner, epoch = feedbackloop_leases.epoch + 1,
-                    lease_until = EXCLUDED.lease_until
-                WHERE feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner
-                RETURNING epoch
-                """, logger: logger)
-            for try await row in rows { return try StoredRow(row, loop: loop, record: "the lease").unsigned(0, atLeast: 1) }
-            throw JournalError.ownedElsewhere(loop: loop)
+            let node = self.node, seconds = leaseSeconds
+            do {
+                return try await transaction { db in
+                    let rows = try await db.rows("""
+                        INSERT INTO feedbackloop_leases (loop, owner, epoch, head, lease_until)
+                        VALUES (\(loop), \(node), 1, 0, now() + make_interval(secs => \(seconds)))
+                        ON CONFLICT (loop) DO UPDATE SET owner = EXCLUDED.owner, epoch = feedbackloop_leases.epoch + 1,
+                            lease_until = EXCLUDED.lease_until
+                        WHERE feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner
+                        RETURNING epoch
+                        """)
+                    // Every row read before the transaction goes on, here and below.
+                    var epoch: UInt64?
+                    for row in rows { epoch = try StoredRow(row, loop: loop, record: "the lease").unsigned(0, atLeast: 1) }
+                    guard let epoch else { throw JournalError.ownedElsewhere(loop: loop) }
+                    return epoch
+                }
+            } catch let error where Self.sqlState(error) == Self.lockNotAvailable {
+                throw JournalError.ownedElsewhere(loop: loop)
+            }
         }
     }
 
@@ -135,97 +231,144 @@ public final class PostgresJournal: EventJournal {
     /// - Throws: `JournalError.fenced(loop:epoch:)` when the lease has expired or
     ///   another owner holds the loop; `JournalError.unavailable(_:)` when the database failed.
     public func renew(loop: String, epoch: UInt64) async throws {
-        try await operation("renew", loop: loop) {
-            let seconds = leaseSeconds
-            let rows = try await client.query("""
-                UPDATE feedbackloop_leases SET lease_until = now() + make_interval(secs => \(seconds))
-                WHERE loop = \(loop) AND epoch = \(Int64(epoch)) AND lease_until > now() RETURNING epoch
-                """, logger: logger)
-            for try await _ in rows { return }
-            throw JournalError.fenced(loop: loop, epoch: epoch)
+        try await operation("renew", loop: loop) { [self] in
+            let owner = try Self.bigint(epoch, "epoch"), seconds = leaseSeconds
+            // One statement, no transaction: it holds the row only while it runs, and waits for
+            // it only as long as the journal's bounded transactions can hold it.
+            let renewed = try await withConnection { db in
+                let rows = try await db.rows("""
+                    UPDATE feedbackloop_leases SET lease_until = now() + make_interval(secs => \(seconds))
+                    WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > now() RETURNING epoch
+                    """)
+                var renewed = false
+                renewed = !rows.isEmpty
+                return renewed
+            }
+            if !renewed { throw JournalError.fenced(loop: loop, epoch: epoch) }
         }
     }
 
     public func release(loop: String, epoch: UInt64) async throws {
-        try await operation("release", loop: loop) {
-            try await client.query("""
-                UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second'
-                WHERE loop = \(loop) AND epoch = \(Int64(epoch))
-                """, logger: logger)
+        try await operation("release", loop: loop) { [self] in
+            let owner = try Self.bigint(epoch, "epoch")
+            try await withConnection { db in
+                try await db.execute("""
+                    UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second'
+                    WHERE loop = \(loop) AND epoch = \(owner)
+                    """)
+            }
         }
     }
 
     public func latestSnapshot(loop: String) async throws -> JournalRecord? {
-        try await operation("reading the latest snapshot", loop: loop) {
+        try await operation("reading the latest snapshot", loop: loop) { [self] in
             try await migrate()
-            let rows = try await client.query("""
-                SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
-                WHERE loop = \(loop) ORDER BY sequence DESC LIMIT 1
-                """, logger: logger)
-            for try await row in rows { return try Self.record(row, loop: loop, kind: "snapshot", after: nil) }
-            return nil
+            return try await withConnection { db in
+                let rows = try await db.rows("""
+                    SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
+                    WHERE loop = \(loop) ORDER BY sequence DESC LIMIT 1
+                    """)
+                for row in rows { return try Self.record(row, loop: loop, kind: "snapshot", after: nil) }
+                return nil
+            }
         }
     }
 
     public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
-        try await operation("reading events", loop: loop) {
+        try await operation("reading events", loop: loop) { [self] in
             try await migrate()
-            let rows = try await client.query("""
-                SELECT sequence, schema_version, payload FROM feedbackloop_events
-                WHERE loop = \(loop) AND sequence > \(Int64(sequence)) ORDER BY sequence LIMIT \(Int64(limit))
-                """, logger: logger)
-            var records: [JournalRecord] = []
-            for try await row in rows {
-                records.append(try Self.record(row, loop: loop, kind: "event", after: records.last?.sequence ?? sequence))
+            let after = try Self.bigint(sequence, "sequence"), limit = Int64(max(limit, 0))
+            return try await withConnection { db in
+                let rows = try await db.rows("""
+                    SELECT sequence, schema_version, payload FROM feedbackloop_events
+                    WHERE loop = \(loop) AND sequence > \(after) ORDER BY sequence LIMIT \(limit)
+                    """)
+                var records: [JournalRecord] = []
+                for row in rows {
+                    records.append(try Self.record(row, loop: loop, kind: "event", after: records.last?.sequence ?? sequence))
+                }
+                return records
             }
-            return records
         }
     }
 
+    /// Appends `events` and `snapshot` in one transaction, fenced by `epoch` and by the lease:
+    /// see "Fencing" above for what it guarantees when its owner pauses.
+    ///
+    /// - Throws: `JournalError.fenced(loop:epoch:)` when `epoch` no longer owns the loop or its
+    ///   lease ended before the commit; `JournalError.sequenceConflict(loop:expected:found:)`;
+    ///   `JournalError.unavailable(_:)` when the database failed. Nothing is written when it
+    ///   throws, except when the connection was lost after the commit was sent: the append may
+    ///   then have committed, and recovery finds it.
     public func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
-        try await operation("append", loop: loop) {
-            guard let first = events.first?.sequence else { return }
-            for (offset, record) in events.enumerated() where record.sequence != first + UInt64(offset) {
-                throw JournalError.sequenceConflict(loop: loop, expected: first + UInt64(offset), found: record.sequence)
+        guard let first = events.first?.sequence else { return }
+        try await operation("append", loop: loop) { [self] in
+            for (offset, record) in events.enumerated() where record.sequence != first &+ UInt64(offset) {
+                throw JournalError.sequenceConflict(loop: loop, expected: first &+ UInt64(offset), found: record.sequence)
             }
-            let last = Int64(first) + Int64(events.count) - 1
+            let owner = try Self.bigint(epoch, "epoch")
+            let last = try Self.bigint(events[events.count - 1].sequence, "sequence")
+            let head = try Self.bigint(first, "sequence") - 1
             let sequences = events.map { Int64($0.sequence) }
-            let versions = events.map { Int32($0.schemaVersion) }
+            let versions = try events.map { try Self.int(exactly: $0.schemaVersion) }
             let payloads = events.map { ByteBuffer(bytes: $0.payload) }
-            let logger = self.logger
-            try await transaction { connection in
-                let fenced = try await connection.query("""
-                    UPDATE feedbackloop_leases SET head = \(last)
-                    WHERE loop = \(loop) AND epoch = \(Int64(epoch)) AND lease_until > now() AND head = \(Int64(first) - 1)
-                    RETURNING head
-                    """, logger: logger)
-                var updated = false
-                for try await _ in fenced.decode(Int64.self) { updated = true }
-                if !updated {
-                    let rows = try await connection.query(
-                        "SELECT epoch, head, lease_until > now() FROM feedbackloop_leases WHERE loop = \(loop)", logger: logger)
-                    for try await row in rows {
-                        let lease = StoredRow(row, loop: loop, record: "the lease")
-                        if try lease.integer(0) == Int64(epoch), try lease.bool(2) {
-                            throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(1, atLeast: 0) + 1, found: first)
-                        }
+            let snapshot = try snapshot.map { snapshot in
+                (sequence: try Self.bigint(snapshot.sequence, "snapshot sequence"), version: try Self.int(exactly: snapshot.schemaVersion),
+                 payload: ByteBuffer(bytes: snapshot.payload))
+            }
+            do {
+                try await transaction { db in
+                    // One statement: the lease row's head moves only where the epoch owns a live
+                    // lease and the events continue it, and the events and the snapshot are
+                    // written only where it moved.
+                    let written: [PostgresRow]
+                    if let snapshot {
+                        written = try await db.rows("""
+                            WITH fence AS (
+                                UPDATE feedbackloop_leases SET head = \(last)
+                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
+                                RETURNING loop
+                            ), appended AS (
+                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
+                            ), snapshot AS (
+                                INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, \(snapshot.sequence), \(snapshot.version), \(snapshot.payload) FROM fence
+                                ON CONFLICT (loop, sequence) DO UPDATE SET schema_version = EXCLUDED.schema_version, payload = EXCLUDED.payload
+                            ), pruned AS (
+                                DELETE FROM feedbackloop_snapshots AS old USING fence
+                                WHERE old.loop = fence.loop AND old.sequence < \(snapshot.sequence)
+                            )
+                            SELECT count(*) FROM fence
+                            """)
+                    } else {
+                        written = try await db.rows("""
+                            WITH fence AS (
+                                UPDATE feedbackloop_leases SET head = \(last)
+                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
+                                RETURNING loop
+                            ), appended AS (
+                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
+                            )
+                            SELECT count(*) FROM fence
+                            """)
+                    }
+                    var moved: Int64 = 0
+                    for row in written { moved = try row.decode(Int64.self) }
+                    if moved == 1 { return }
+                    // Refused: say whether for the epoch or the sequence.
+                    let rows = try await db.rows(
+                        "SELECT epoch, head, lease_until > clock_timestamp() FROM feedbackloop_leases WHERE loop = \(loop)")
+                    var lease: StoredRow?
+                    for row in rows { lease = StoredRow(row, loop: loop, record: "the lease") }
+                    if let lease, try lease.integer(0) == owner, try lease.bool(2) {
+                        throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(1, atLeast: 0) + 1, found: first)
                     }
                     throw JournalError.fenced(loop: loop, epoch: epoch)
                 }
-                try await connection.query("""
-                    INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
-                    SELECT \(loop), * FROM UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[])
-                    """, logger: logger)
-                if let snapshot {
-                    let sequence = Int64(snapshot.sequence)
-                    try await connection.query("""
-                        INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
-                        VALUES (\(loop), \(sequence), \(Int32(snapshot.schemaVersion)), \(ByteBuffer(bytes: snapshot.payload)))
-                        ON CONFLICT (loop, sequence) DO UPDATE SET payload = EXCLUDED.payload
-                        """, logger: logger)
-                    try await connection.query(
-                        "DELETE FROM feedbackloop_snapshots WHERE loop = \(loop) AND sequence < \(sequence)", logger: logger)
-                }
+            } catch let error as PSQLError where error.serverInfo?[.constraintName] == Self.leaseLiveConstraint {
+                throw JournalError.fenced(loop: loop, epoch: epoch)
             }
         }
     }
@@ -237,54 +380,42 @@ public final class PostgresJournal: EventJournal {
     ///   failed, naming the loop and the server's message.
     public func deliver(_ event: some Encodable, to loop: String, schemaVersion: Int = 1) async throws {
         let payload = ByteBuffer(bytes: Array(try JSONEncoder().encode(event)))
-        try await operation("delivering an event", loop: loop) {
+        try await operation("delivering an event", loop: loop) { [self] in
             try await migrate()
-            let logger = self.logger
-            try await transaction { connection in
-                try await connection.query(
-                    "INSERT INTO feedbackloop_inbox (loop, schema_version, payload) VALUES (\(loop), \(Int32(schemaVersion)), \(payload))",
-                    logger: logger)
+            let version = try Self.int(exactly: schemaVersion)
+            try await transaction { db in
+                try await db.execute(
+                    "INSERT INTO feedbackloop_inbox (loop, schema_version, payload) VALUES (\(loop), \(version), \(payload))")
                 // Delivered on commit only: a rolled-back delivery never wakes anyone.
-                try await connection.query("SELECT pg_notify(\(Self.inboxChannel), \(loop))", logger: logger)
+                try await db.execute("SELECT pg_notify(\(Self.inboxChannel), \(loop))")
             }
-        }
-    }
-
-    /// Runs `body`, one of the journal's operations on `loop`, with its errors as
-    /// ``PostgresJournal/journalError(_:loop:operation:)`` gives them.
-    @discardableResult
-    func operation<Result>(_ name: String, loop: String?, _ body: () async throws -> Result) async throws -> Result {
-        do {
-            return try await body()
-        } catch {
-            throw Self.journalError(error, loop: loop, operation: name)
-        }
-    }
-
-    /// Runs `body` in a transaction, rethrowing the body's own error rather than postgres-nio's
-    /// wrapper, so that callers see `JournalError` as it was thrown.
-    func transaction(_ body: (PostgresConnection) async throws -> Void) async throws {
-        do {
-            try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-        } catch let error as PostgresTransactionError {
-            if let thrown = error.closureError, error.rollbackError == nil { throw thrown }
-            throw error
         }
     }
 
     /// Up to `limit` inbox entries of `loop`, oldest first.
     func inbox(loop: String, limit: Int) async throws -> [(id: Int64, record: JournalRecord)] {
-        try await operation("reading the inbox", loop: loop) {
-            let rows = try await client.query("""
-                SELECT id, schema_version, payload FROM feedbackloop_inbox WHERE loop = \(loop) ORDER BY id LIMIT \(Int64(limit))
-                """, logger: logger)
-            var entries: [(id: Int64, record: JournalRecord)] = []
-            for try await row in rows {
-                let id = try StoredRow(row, loop: loop, record: "an inbox entry").integer(0)
-                let entry = StoredRow(row, loop: loop, record: "inbox entry \(id)")
-                entries.append((id, JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))))
+        try await operation("reading the inbox", loop: loop) { [self] in
+            let limit = Int64(max(limit, 0))
+            return try await withConnection { db in
+                let rows = try await db.rows("""
+                    SELECT id, schema_version, payload FROM feedbackloop_inbox WHERE loop = \(loop) ORDER BY id LIMIT \(limit)
+                    """)
+                var entries: [(id: Int64, record: JournalRecord)] = []
+                for row in rows {
+                    let id = try StoredRow(row, loop: loop, record: "an inbox entry").integer(0)
+                    let entry = StoredRow(row, loop: loop, record: "inbox entry \(id)")
+                    entries.append((id, JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))))
+                }
+                return entries
             }
-            return entries
+        }
+    }
+
+    func removeFromInbox(_ id: Int64) async throws {
+        try await operation("removing inbox entry \(id)", loop: nil) { [self] in
+            try await withConnection { db in
+                try await db.execute("DELETE FROM feedbackloop_inbox WHERE id = \(id)")
+            }
         }
     }
 
@@ -296,11 +427,84 @@ public final class PostgresJournal: EventJournal {
         let stored = StoredRow(row, loop: loop, record: "\(kind) \(sequence)")
         return JournalRecord(sequence: sequence, schemaVersion: try stored.schemaVersion(1), payload: try stored.bytes(2))
     }
+}
 
-    func removeFromInbox(_ id: Int64) async throws {
-        try await operation("removing inbox entry \(id)", loop: nil) {
-            try await client.query("DELETE FROM feedbackloop_inbox WHERE id = \(id)", logger: logger)
+extension PostgresJournal {
+    /// Runs `body`, one of the journal's operations on `loop`, with its errors as
+    /// ``PostgresJournal/journalError(_:loop:operation:)`` gives them.
+    func operation<Value>(_ name: String, loop: String?, _ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await body()
+        } catch {
+            throw Self.journalError(error, loop: loop, operation: name)
         }
+    }
+
+    /// Runs `body` on a connection of ``client``.
+    func withConnection<Value: Sendable>(_ body: @escaping @Sendable (JournalConnection) async throws -> Value) async throws -> Value {
+        let logger = self.logger
+        return try await client.withConnection { connection in try await body(JournalConnection(connection: connection, logger: logger)) }
+    }
+
+    /// Runs `body` in a transaction that the server ends when one of its statements runs for
+    /// longer than ``statementTimeout`` (or `milliseconds`), or waits for a lock or is left idle
+    /// between two statements for half of it: a paused owner cannot hold rows, the lease row
+    /// above all, for longer.
+    func transaction<Value: Sendable>(
+        bound milliseconds: Int64? = nil, _ body: @escaping @Sendable (JournalConnection) async throws -> Value
+    ) async throws -> Value {
+        let statement = milliseconds ?? statementMilliseconds
+        // Shorter than the statement's bound, so that a lock wait ends as a lock timeout: for a
+        // takeover, another owner's transaction holding the lease row.
+        let wait = "\(max(1, statement / 2))", bound = "\(statement)"
+        return try await withConnection { db in
+            try await db.execute("BEGIN")
+            do {
+                try await db.execute("""
+                    SELECT set_config('statement_timeout', \(bound), true), set_config('lock_timeout', \(wait), true),
+                        set_config('idle_in_transaction_session_timeout', \(wait), true)
+                    """)
+                let value = try await body(db)
+                try await db.execute("COMMIT")
+                return value
+            } catch {
+                // After a failed COMMIT or a terminated session there is nothing to roll back.
+                try? await db.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// `value` as a `BIGINT`.
+    static func bigint(_ value: UInt64, _ what: String) throws -> Int64 {
+        guard let bigint = Int64(exactly: value) else { throw JournalError.unavailable("\(what) \(value) is beyond PostgreSQL's BIGINT") }
+        return bigint
+    }
+
+    /// A schema version as an `INT`.
+    static func int(exactly version: Int) throws -> Int32 {
+        guard let int = Int32(exactly: version) else { throw JournalError.unavailable("schema version \(version) is beyond PostgreSQL's INT") }
+        return int
+    }
+}
+
+/// A connection in one of the journal's operations: every statement's answer is read to the
+/// end, since a statement's error can follow its first rows.
+struct JournalConnection: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        // postgres-nio never answers a query written to a connection whose channel has closed
+        // (the server ended an idle transaction's session, say): such a query would hang.
+        guard !connection.isClosed else { throw JournalError.unavailable("the connection to PostgreSQL was closed") }
+        var rows: [PostgresRow] = []
+        for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+        return rows
+    }
+
+    func execute(_ query: PostgresQuery) async throws {
+        _ = try await rows(query)
     }
 }
 

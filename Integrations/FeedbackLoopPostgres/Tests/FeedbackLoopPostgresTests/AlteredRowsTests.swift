@@ -40,7 +40,7 @@ struct IsolatedStore {
 
     /// Runs `sql`, as another tool would, on the store's tables.
     func execute(_ sql: String) async throws {
-        try await client.query(PostgresQuery(unsafeSQL: sql))
+        for try await _ in try await client.query(PostgresQuery(unsafeSQL: sql)) {}
     }
 
     /// A journal of loop `loop` with events 1...3 (payloads "1", "2", "3") and a snapshot at 2.

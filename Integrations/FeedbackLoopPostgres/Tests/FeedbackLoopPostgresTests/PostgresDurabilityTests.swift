@@ -3,6 +3,7 @@ import FeedbackLoopDurable
 import FeedbackLoopDurableTesting
 import FeedbackLoopPostgres
 import Foundation
+import Logging
 import PostgresNIO
 import Testing
 
@@ -22,13 +23,40 @@ enum Server {
         return client
     }()
 
-    static func journal(leaseDuration: Duration = .seconds(10)) -> PostgresJournal {
-        PostgresJournal(client: client, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration)
+    static func journal(leaseDuration: Duration = .seconds(10), statementTimeout: Duration? = nil) -> PostgresJournal {
+        PostgresJournal(
+            client: client, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration,
+            statementTimeout: statementTimeout)
+    }
+
+    /// Runs `query` on the shared client and reads its answer to the end, so that it has run
+    /// when this returns.
+    static func execute(_ query: PostgresQuery) async throws {
+        for try await _ in try await client.query(query) {}
+    }
+
+    /// Runs `body` on a connection of its own, outside the client's pool (for a test that holds a
+    /// transaction open while the journal works), and closes it afterwards, whether `body` throws
+    /// or not.
+    static func withConnection<Value>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        let configuration = try PostgresJournal.configuration(url: try #require(url))
+        let options = PostgresConnection.Configuration(
+            host: try #require(configuration.host), port: try #require(configuration.port), username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: options, id: 0, logger: Logger(label: "test-connection"))
+        let outcome: Result<Value, any Error>
+        do {
+            outcome = .success(try await body(connection))
+        } catch {
+            outcome = .failure(error)
+        }
+        try await connection.close()
+        return try outcome.get()
     }
 
     /// Expires `loop`'s lease and lets another node take it, as when its owner paused too long.
     static func depose(_ loop: String) async throws {
-        try await client.query("UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second' WHERE loop = \(loop)")
+        try await execute("UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second' WHERE loop = \(loop)")
         _ = try await journal().acquire(loop: loop)
     }
 
@@ -139,11 +167,13 @@ struct PostgresLeaseTests {
     @Test(arguments: Backend.allCases)
     func theKeeperKeepsTheLeaseAlivePastItsDuration(backend: Backend) async throws {
         let id = "kept-lease-\(UInt64.random(in: 0...UInt64.max))"
-        let journal = Server.journal(leaseDuration: .milliseconds(500))
+        // Short, but renewed ten times a lease: on a machine busy enough to stall the process
+        // for half a second, a 500 ms lease renewed five times was lost.
+        let journal = Server.journal(leaseDuration: .seconds(1))
         let loop = try await Self.open(id, journal, backend)
         let keeping = Task { try await LeaseKeeper(loop: loop, journal: journal, renewEvery: .milliseconds(100)).run() }
         // Lease expiry is wall time on the database's clock: let two lease durations pass.
-        try await Task.sleep(for: .seconds(1))
+        try await Task.sleep(for: .seconds(2))
         let state = try await loop.sendAndWait(.add(2))
         #expect(state.total == 2)
         await #expect(throws: JournalError.ownedElsewhere(loop: id)) {
