@@ -6,7 +6,7 @@ import IssueReporting
 
 /// A durable feature under test: every event the test sends and every event an effect sends
 /// must be asserted — that it was journaled, in order, and the exact change it made to the
-/// state — and ``restart()`` checks that a loop recovered from the journal has the same state.
+/// state — and ``restart(fileID:filePath:line:column:)`` checks that a loop recovered from the journal has the same state.
 ///
 /// ```swift
 /// @Test(arguments: Backend.allCases)
@@ -39,7 +39,7 @@ import IssueReporting
 /// is not deterministic fails here, as it would fail recovery).
 ///
 /// ## Restarting
-/// ``restart()`` stops the loop — its effects are cancelled, as in a crash they would die —
+/// ``restart(fileID:filePath:line:column:)`` stops the loop — its effects are cancelled, as in a crash they would die —
 /// and recovers a new loop from the same journal. It fails if the recovered state differs from
 /// the state the journal's events fold into. The recovered loop's feedbacks then start the
 /// effects its state asks for, exactly as at a cold start: their events are new records, to
@@ -88,6 +88,10 @@ public final class DurableTestLoop<State: Codable & Sendable & Equatable, Event:
     ///   - backend: The inner loop's engine; test on all (`@Test(arguments: Backend.allCases)`).
     ///   - configuration: Snapshots and schema version, as for `DurableLoop`.
     ///   - timeout: How long (wall time) `receive` waits for an effect's event before failing.
+    ///   - fileID: Where a failure is reported; leave the default.
+    ///   - filePath: Where a failure is reported; leave the default.
+    ///   - line: Where a failure is reported; leave the default.
+    ///   - column: Where a failure is reported; leave the default.
     /// - Throws: what `DurableLoop.init` throws when the seeded history cannot be recovered (a
     ///   failing test, too: the state of the history is checked).
     public init(
@@ -138,7 +142,7 @@ public final class DurableTestLoop<State: Codable & Sendable & Equatable, Event:
         }
     }
 
-    /// The loop under test (a new one after each ``restart()``). Read its state or statistics
+    /// The loop under test (a new one after each ``restart(fileID:filePath:line:column:)``). Read its state or statistics
     /// if a test needs to; send through the test loop, so that events are asserted.
     public var loop: DurableLoop<State, Event> {
         progress.withLock { $0.loop }

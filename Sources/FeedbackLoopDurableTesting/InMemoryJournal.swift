@@ -1,7 +1,7 @@
 import FeedbackLoop
 import FeedbackLoopDurable
 
-/// An ``EventJournal`` in memory, for tests: the same rules as a store on disk — ownership with a
+/// An `EventJournal` in memory, for tests: the same rules as a store on disk — ownership with a
 /// fencing epoch, dense sequences, all-or-nothing appends — without a file, and it keeps every
 /// snapshot so that ``JournalReplayCheck`` can check each one.
 ///
@@ -26,7 +26,7 @@ public final class InMemoryJournal: BrowsableJournal {
         }
     }
 
-    /// Does nothing, as for ``SQLiteJournal``: the next ``acquire(loop:)`` takes the loop at once.
+    /// Does nothing, as for `SQLiteJournal`: the next ``acquire(loop:)`` takes the loop at once.
     public func release(loop: String, epoch: UInt64) async throws {}
 
     public func latestSnapshot(loop: String) async throws -> JournalRecord? {

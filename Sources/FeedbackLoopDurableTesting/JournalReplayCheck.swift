@@ -37,7 +37,7 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
     public var initial: State
     /// The current reducer.
     public var reduce: @Sendable (inout State, Event) -> Void
-    /// The current program's ``DurableConfiguration/schemaVersion``: newer records are reported.
+    /// The current program's `DurableConfiguration.schemaVersion`: newer records are reported.
     public var schemaVersion: Int
 
     /// A check of journals written by a feature with these types, replayed through `reduce`.
@@ -78,7 +78,7 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
     /// 64 for bad arguments, 74 when the journal cannot be read.
     ///
     /// Point it at a copy: the check reads no more than it must, but opening a file as a
-    /// ``SQLiteJournal`` creates the journal's tables if they are missing and switches the file
+    /// `SQLiteJournal` creates the journal's tables if they are missing and switches the file
     /// to WAL mode.
     public func command(arguments: [String] = CommandLine.arguments) async -> Int32 {
         let program = arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "journal-check"
