@@ -80,4 +80,52 @@ struct BadJournalTests {
             #expect(text.contains("malformed"), "\(error)")
         }
     }
+
+    /// A state's JSON among the events (a snapshot row copied into the events table): it decodes
+    /// as no event, and recovery names the loop and the record.
+    @Test(arguments: Backend.allCases, Store.allCases)
+    func aRecordOfAnotherType(backend: Backend, store: Store) async throws {
+        let journal = try Self.journal(store)
+        let epoch = try await journal.acquire(loop: "ledger")
+        try await journal.append(
+            loop: "ledger", epoch: epoch,
+            events: [
+                JournalRecord(sequence: 1, schemaVersion: 1, payload: Array(#"{"add":{"_0":1}}"#.utf8)),
+                JournalRecord(sequence: 2, schemaVersion: 1, payload: Array(#"{"total":1,"count":1,"charged":[]}"#.utf8)),
+            ],
+            snapshot: nil)
+        await Self.expectUndecodable(journal, loop: "ledger", sequence: 2, backend: backend)
+    }
+
+    /// Two features under one id: the second finds the first's events, which do not decode as
+    /// its own, and stops at the first of them without appending.
+    @Test(arguments: Backend.allCases, Store.allCases)
+    func twoFeaturesUnderOneID(backend: Backend, store: Store) async throws {
+        let journal = try Self.journal(store)
+        let tally = try await DurableLoop(
+            id: "shared", journal: journal, initial: Tally.State(), reduce: Tally.reduce, backend: backend)
+        try await tally.sendAndWait(.rename(name: "A"))
+        await tally.stop()
+        await Self.expectUndecodable(journal, loop: "shared", sequence: 1, backend: backend)
+    }
+
+    /// Recovering a `Ledger` from `journal` fails on record `sequence` of `loop`, and appends
+    /// nothing.
+    static func expectUndecodable(
+        _ journal: any EventJournal, loop id: String, sequence: UInt64, backend: Backend,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let before = (try? await journal.events(loop: id, after: 0, limit: 100))?.map(\.sequence)
+        do {
+            let loop = try await DurableLoop(id: id, journal: journal, initial: Ledger.State(), reduce: Ledger.reduce, backend: backend)
+            await loop.stop()
+            Issue.record("recovered past a record of another type, at \(loop.recoveredSequence)", sourceLocation: sourceLocation)
+        } catch DurableLoopError.undecodableEvent(let loop, let found, _) {
+            #expect(loop == id && found == sequence, sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("not undecodableEvent: \(error)", sourceLocation: sourceLocation)
+        }
+        let after = (try? await journal.events(loop: id, after: 0, limit: 100))?.map(\.sequence)
+        #expect(before == after, "nothing is appended by a failed recovery", sourceLocation: sourceLocation)
+    }
 }
