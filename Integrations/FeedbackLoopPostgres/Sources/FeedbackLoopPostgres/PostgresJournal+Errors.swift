@@ -2,6 +2,14 @@ import FeedbackLoopDurable
 import PostgresNIO
 
 extension PostgresJournal {
+    /// PostgreSQL did not answer: no connection in time, no answer on one, or a closed one. An
+    /// operation reports it as `JournalError.unavailable(_:)` with the loop and the operation.
+    struct NoAnswer: Error, CustomStringConvertible {
+        let description: String
+
+        init(_ description: String) { self.description = description }
+    }
+
     /// SQLSTATE of a lock wait cut off by `lock_timeout`.
     static let lockNotAvailable = "55P03"
 

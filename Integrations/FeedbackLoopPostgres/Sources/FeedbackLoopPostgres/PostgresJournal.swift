@@ -2,6 +2,7 @@ import FeedbackLoopDurable
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The `EventJournal` for many nodes: one PostgreSQL database, single-writer
 /// ownership of each loop through a lease row with a fencing epoch.
@@ -10,6 +11,7 @@ import PostgresNIO
 /// let client = PostgresClient(configuration: try PostgresJournal.configuration(url: url))
 /// let journal = PostgresJournal(client: client, node: "node-a")
 /// // run `client` in your ServiceGroup, then:
+/// try await journal.checkHealth()                                     // fails fast when the database is unreachable
 /// let loop = try await DurableLoop(id: "session-42", journal: journal, initial: …, reduce: …)
 /// let keeper = LeaseKeeper(loop: loop, journal: journal)              // a Service: add it to the group
 /// ```
@@ -54,6 +56,12 @@ import PostgresNIO
 /// ``LeaseKeeper`` finds the lease lost at its next renewal and stops the loop, which cancels
 /// them. An event such an effect sends is refused, since its append is fenced.
 ///
+/// ## Unreachable database
+/// Every operation waits at most ``connectionTimeout`` for a connection from the client
+/// (connecting included) and then throws `JournalError.unavailable(_:)`: postgres-nio alone keeps
+/// a request waiting while it retries for a minute. ``checkHealth(timeout:)`` answers within its
+/// timeout whatever the database does, for a health endpoint.
+///
 /// ## Inbox
 /// Any node can send an event to a loop that another owns: ``deliver(_:to:schemaVersion:)`` adds
 /// it to an inbox table and notifies the owner, whose ``InboxRelay`` journals it into the loop.
@@ -72,6 +80,9 @@ public final class PostgresJournal: EventJournal {
     public let node: String
     /// How long a lease lasts after it is taken or renewed, on the database's clock.
     public let leaseDuration: Duration
+    /// How long an operation waits for a connection from ``client``, connecting included, before
+    /// it throws `JournalError.unavailable(_:)`.
+    public let connectionTimeout: Duration
     /// The longest a statement of the journal runs before the server ends it; lock waits and
     /// idle moments inside the journal's transactions are ended after half of it. Shorter than
     /// ``leaseDuration``.
@@ -91,22 +102,25 @@ public final class PostgresJournal: EventJournal {
     ///   - client: A running `PostgresClient`.
     ///   - node: This node's name; unique among the nodes sharing the database.
     ///   - leaseDuration: How long a lease lasts without renewal. Default: 10 seconds.
+    ///   - connectionTimeout: How long an operation waits for a connection. Default: 5 seconds.
     ///   - statementTimeout: How long a statement of the journal may run (a lock wait or an idle
     ///     moment inside one of its transactions, half of it); shorter than `leaseDuration`.
     ///     Default: half of `leaseDuration`, at most 2 seconds.
     ///   - logger: Where queries are logged (at the client's levels).
     public init(
         client: PostgresClient, node: String, leaseDuration: Duration = .seconds(10),
-        statementTimeout: Duration? = nil,
+        connectionTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
         logger: Logger = Logger(label: "FeedbackLoopPostgres")
     ) {
         precondition(leaseDuration > .zero, "leaseDuration must be positive")
+        precondition(connectionTimeout > .zero, "connectionTimeout must be positive")
         let statementTimeout = statementTimeout ?? min(leaseDuration / 2, .seconds(2))
         precondition(
             statementTimeout > .zero && statementTimeout < leaseDuration, "statementTimeout must be positive and shorter than leaseDuration")
         self.client = client
         self.node = node
         self.leaseDuration = leaseDuration
+        self.connectionTimeout = connectionTimeout
         self.statementTimeout = statementTimeout
         self.logger = logger
         let (seconds, attoseconds) = statementTimeout.components
@@ -116,17 +130,58 @@ public final class PostgresJournal: EventJournal {
     /// A client configuration from a `postgres://user:password@host:port/database` URL (TLS off:
     /// for loopback and private networks; build the configuration yourself for TLS).
     ///
+    /// - Parameters:
+    ///   - url: Where the database is.
+    ///   - connectTimeout: How long one attempt to connect may take. Default: 5 seconds.
     /// - Throws: `JournalError.unavailable(_:)` naming what the URL lacks.
-    public static func configuration(url: String) throws -> PostgresClient.Configuration {
+    public static func configuration(url: String, connectTimeout: Duration = .seconds(5)) throws -> PostgresClient.Configuration {
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
             throw JournalError.unavailable("'\(url)' is not a postgres:// URL")
         }
         guard let host = components.host, !host.isEmpty else { throw JournalError.unavailable("'\(url)' names no host") }
         guard let user = components.user, !user.isEmpty else { throw JournalError.unavailable("'\(url)' names no user") }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-        return PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: user, password: components.password,
             database: database.isEmpty ? nil : database, tls: .disable)
+        configuration.options.connectTimeout = connectTimeout
+        return configuration
+    }
+
+    /// Checks that the database answers: one round trip (`SELECT 1`) on a connection of
+    /// ``client``, connecting included.
+    ///
+    /// It answers within `timeout` whatever the database does — refuses connections, accepts
+    /// them and never speaks, or stops answering in the middle — so that a health endpoint can
+    /// call it on every probe. It creates nothing and takes no lease.
+    ///
+    /// - Parameter timeout: The longest the check may take. Default: 2 seconds.
+    /// - Returns: How long the check took.
+    /// - Throws: `JournalError.unavailable(_:)` saying what failed: no connection within
+    ///   `timeout`, no answer on the connection within it, or the server's error.
+    ///   `CancellationError` when the calling task is cancelled.
+    @discardableResult
+    public func checkHealth(timeout: Duration = .seconds(2)) async throws -> Duration {
+        let client = self.client, logger = self.logger
+        let start = ContinuousClock.now
+        let connected = Mutex(false)
+        let expired: @Sendable () -> any Error = {
+            NoAnswer(
+                connected.withLock { $0 }
+                    ? "connected, but PostgreSQL did not answer within \(timeout)"
+                    : "no connection to PostgreSQL within \(timeout) (unreachable, or every connection of the client busy)")
+        }
+        do {
+            try await Deadline.run(timeout, expired: expired) { _ in
+                try await client.withConnection { connection in
+                    connected.withLock { $0 = true }
+                    try await JournalConnection(connection: connection, logger: logger).execute("SELECT 1")
+                }
+            }
+        } catch {
+            throw Self.journalError(error, loop: nil, operation: "health check")
+        }
+        return start.duration(to: .now)
     }
 
     var leaseSeconds: Double {
@@ -440,10 +495,18 @@ extension PostgresJournal {
         }
     }
 
-    /// Runs `body` on a connection of ``client``.
+    /// Runs `body` on a connection of ``client``, waiting at most ``connectionTimeout`` for it.
     func withConnection<Value: Sendable>(_ body: @escaping @Sendable (JournalConnection) async throws -> Value) async throws -> Value {
-        let logger = self.logger
-        return try await client.withConnection { connection in try await body(JournalConnection(connection: connection, logger: logger)) }
+        let client = self.client, logger = self.logger, timeout = connectionTimeout
+        let expired: @Sendable () -> any Error = {
+            NoAnswer("no connection to PostgreSQL within \(timeout) (unreachable, or every connection of the client busy)")
+        }
+        return try await Deadline.run(timeout, expired: expired) { deadline in
+            try await client.withConnection { connection in
+                guard deadline.disarm() else { throw CancellationError() }
+                return try await body(JournalConnection(connection: connection, logger: logger))
+            }
+        }
     }
 
     /// Runs `body` in a transaction that the server ends when one of its statements runs for
@@ -497,7 +560,7 @@ struct JournalConnection: Sendable {
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         // postgres-nio never answers a query written to a connection whose channel has closed
         // (the server ended an idle transaction's session, say): such a query would hang.
-        guard !connection.isClosed else { throw JournalError.unavailable("the connection to PostgreSQL was closed") }
+        guard !connection.isClosed else { throw PostgresJournal.NoAnswer("the connection to PostgreSQL was closed") }
         var rows: [PostgresRow] = []
         for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
         return rows
