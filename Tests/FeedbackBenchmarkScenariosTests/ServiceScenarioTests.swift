@@ -61,6 +61,17 @@ import Testing
         _ = try await ServiceScenario.openLoop(ParkedUnits.self, backend: .callback, loops: 7, rate: 100_000, events: 50)
     }
 
+    /// The runner's population is public API: out of range, it is a clear error before anything
+    /// runs, not a division by zero.
+    @Test(arguments: [0, -1, ScalingScenario.maximumLoops + 1])
+    func aPopulationOutOfRangeIsAClearError(loops: Int) async throws {
+        var runner = BenchmarkRunner(size: try BenchmarkSize(events: 1_000), backends: [.callback], scenarios: [.service])
+        runner.serviceLoops = loops
+        await #expect(throws: ScenarioFailure("service: the most live loops must be between 1 and 1000000, not \(loops)")) {
+            try await runner.run(.service)
+        }
+    }
+
     @Test func loopsSetsTheServicePopulation() throws {
         let command = try #require(
             try FeedbackBench.parseAsRoot(["--scenario", "service", "--loops", "5000"]) as? FeedbackBench)

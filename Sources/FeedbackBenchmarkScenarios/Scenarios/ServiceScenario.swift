@@ -68,13 +68,19 @@ public struct ServiceScenario: Sendable {
         Swift.max(1, Swift.min(size.events / 5, Int(rate * size.latencyPhaseSeconds)))
     }
 
+    /// The open loop's percentiles: issue 27's goals are set on p50 and p99.
     public static let percentiles: [(name: String, value: Double)] = [("p50", 50), ("p99", 99)]
 
     static func rateLabel(_ rate: Double) -> String {
         rate >= 1_000_000 ? "\(Int(rate / 1_000_000))M events/s" : "\(Int(rate / 1_000))k events/s"
     }
 
+    /// Throws ``ScenarioFailure`` for a population outside 1 to ``ScalingScenario/maximumLoops``
+    /// (the command line's `--loops` range), or for a run whose check fails.
     public func run(backends: [Backend], progress: Progress) async throws -> ScenarioReport {
+        guard (1...ScalingScenario.maximumLoops).contains(maxLoops) else {
+            throw ScenarioFailure("service: the most live loops must be between 1 and \(ScalingScenario.maximumLoops), not \(maxLoops)")
+        }
         var report = ScenarioReport(
             scenario: .service,
             limit: "the better of a counter per unit behind a lock, reduced in place, and a task parked per unit on a continuation (by hand)")
