@@ -23,9 +23,11 @@ public enum Contender: Hashable, Sendable, CustomStringConvertible {
 /// (`cancellation`) with a never-ending `.run` effect, and W3 with a `.callback` effect, which
 /// needs no task. Each checks its result like the scenarios do.
 ///
-/// Two more have no peer (its `system` has no composition): an event into a child feature's own
-/// loop, and an event into a parent of 1,000 keyed children of that feature, one changing per
-/// event (`composition`); the second over the first is issue 13's ratio, in instructions.
+/// Three more have no peer (its `system` has no composition): an event into a child feature's own
+/// loop, an event into a parent of 1,000 keyed children of that feature, one changing per event
+/// (`composition`), and an event into a loop holding the same 1,000 children in a plain array
+/// with no feedback; the second over the third is issue 27's bound, in instructions, and the
+/// second over the first issue 13's ratio.
 ///
 /// `loops` is the `loops` scenario's life of an idle loop, counted per loop: create it (one
 /// feedback, whose query stays `nil`), let it start, stop it and release it.
@@ -40,6 +42,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case w3callback = "w3-callback"
     case child
     case children = "keyed-children"
+    case plainArray = "plain-array"
     case loops
     case service
     case serviceActor = "service-actor"
@@ -50,7 +53,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w1: .throughput
         case .w2: .pingpong
         case .w3, .w3callback: .cancellation
-        case .child, .children: .composition
+        case .child, .children, .plainArray: .composition
         case .loops: .loops
         case .service, .serviceActor: .service
         }
@@ -69,7 +72,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w2: 50_000
         case .w3, .w3callback: 10_000
         case .child: 100_000
-        case .children: 20_000
+        case .children, .plainArray: 20_000
         case .loops: 10_000
         case .service, .serviceActor: 20_000
         }
@@ -127,9 +130,11 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
             try await childOnBackend(backend, units: units)
         case (.children, .backend(let backend)):
             try await childrenOnBackend(backend, units: units)
-        case (.child, .bare), (.children, .bare):
+        case (.plainArray, .backend(let backend)):
+            try await plainArrayOnBackend(backend, units: units)
+        case (.child, .bare), (.children, .bare), (.plainArray, .bare):
             _ = await CompositionScenario.bare(events: units)
-        case (.child, .peer), (.children, .peer):
+        case (.child, .peer), (.children, .peer), (.plainArray, .peer):
             throw ScenarioFailure("\(rawValue): \(PeerSystems.name) has no composition of features to run it on")
         case (.loops, .backend(let backend)):
             try await loopsOnBackend(backend, units: units)
@@ -208,6 +213,18 @@ extension Workload {
             run: "\(rawValue), \(backend)", expectedState: units,
             finalState: loop.state.children.values.reduce(0, +), expectedReduced: units,
             statistics: loop.statistics, expectedStarted: 0
+        ).validate()
+        await loop.stop()
+    }
+
+    @inline(never)
+    func plainArrayOnBackend(_ backend: Backend, units: Int) async throws {
+        let loop = CompositionScenario.plainArray(backend)
+        for index in 0..<units { loop.send(.child(index % CompositionScenario.children, 1)) }
+        await loop.waitUntilIdle()
+        try RunCheck(
+            run: "\(rawValue), \(backend)", expectedState: units, finalState: loop.state.reduce(0, +),
+            expectedReduced: units, statistics: loop.statistics, expectedStarted: 0
         ).validate()
         await loop.stop()
     }

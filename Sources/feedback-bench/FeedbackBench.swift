@@ -90,7 +90,8 @@ struct FeedbackBench: ParsableCommand {
 
     @Option(help: """
         With --instructions: w1, w2, w3, w3-callback (W3 with a .callback effect), child (an event \
-        into a child feature's own loop), keyed-children (into 1,000 keyed children of it), loops \
+        into a child feature's own loop), keyed-children (into 1,000 keyed children of it), plain-array \
+        (into the same 1,000 children in a plain array, no composition), loops \
         (create, start, stop and release an idle loop), service (an event into one of 1,000 idle \
         loops, sent once the previous one was observed) or service-actor (its second limit, --bare only: \
         a bare actor entered by a new Task per event).

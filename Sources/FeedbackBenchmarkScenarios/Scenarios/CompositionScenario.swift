@@ -101,6 +101,22 @@ public struct CompositionScenario: Sendable {
         Loop(initial: 0, reduce: Child.reduce, feedbacks: Child.feedbacks, backend: backend)
     }
 
+    /// The same ``children`` children held without composition: a plain array of counters reduced
+    /// by the child's reducer, with no feedback (the bound's reference) or with one feedback per
+    /// child whose query reads its element (the hand-lifted version).
+    public static func plainArray(_ backend: Backend, perChildFeedbacks: Bool = false) -> Loop<[Int], ParentEvent> {
+        let feedbacks: [Feedback<[Int], ParentEvent>] = perChildFeedbacks
+            ? (0..<children).map { id in .skippingRepeated({ Child.query($0[id]) }) { _ in .none } }
+            : []
+        return Loop(
+            initial: [Int](repeating: 0, count: children),
+            reduce: { state, event in
+                if case .child(let id, let amount) = event { Child.reduce(&state[id], amount) }
+            },
+            feedbacks: feedbacks,
+            backend: backend)
+    }
+
     public static func parent(_ backend: Backend) -> Loop<Parent, ParentEvent> {
         var initial = Parent()
         for id in 0..<children { initial.children[id: id] = 0 }
@@ -157,16 +173,7 @@ public struct CompositionScenario: Sendable {
     /// Nanoseconds per event into a loop whose state is a plain array of ``children`` counters,
     /// one counter per event in turn, with no feedback or with one per child.
     public static func measureArray(_ backend: Backend, events: Int, perChildFeedbacks: Bool) async throws -> Double {
-        let feedbacks: [Feedback<[Int], ParentEvent>] = perChildFeedbacks
-            ? (0..<children).map { id in .skippingRepeated({ Child.query($0[id]) }) { _ in .none } }
-            : []
-        let loop = Loop(
-            initial: [Int](repeating: 0, count: children),
-            reduce: { state, event in
-                if case .child(let id, let amount) = event { Child.reduce(&state[id], amount) }
-            },
-            feedbacks: feedbacks,
-            backend: backend)
+        let loop = plainArray(backend, perChildFeedbacks: perChildFeedbacks)
         await loop.waitUntilIdle()
         let elapsed = await Nanoseconds.measure {
             await onDedicatedThreads(1) { _ in
