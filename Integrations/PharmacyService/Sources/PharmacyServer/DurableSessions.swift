@@ -31,13 +31,14 @@ public enum SessionJournal: Sendable {
     ///
     /// - Throws: `JournalError.unavailable(_:)` naming what the URL lacks.
     public static func postgres(url: String, node: String, leaseDuration: Duration, logger: Logger) throws -> SessionJournal {
-        var configuration = try PostgresJournal.configuration(url: url)
-        configuration.options.connectTimeout = postgresConnectTimeout
+        let configuration = try PostgresJournal.configuration(url: url, connectTimeout: postgresConnectTimeout)
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return .postgres(PostgresJournal(client: client, node: node, leaseDuration: leaseDuration, logger: logger))
     }
 
-    /// How long a connection attempt to PostgreSQL may take (postgres-nio's default is 10 s).
+    /// How long a connection attempt to PostgreSQL may take (the journal's default is 5 s). Each
+    /// of the journal's operations waits at most `PostgresJournal.connectionTimeout` (5 s) for a
+    /// connection.
     public static let postgresConnectTimeout = Duration.seconds(3)
 
     /// The journal behind either case.
@@ -82,7 +83,7 @@ final class DurableSessions: Sendable {
 
     init(journal: SessionJournal, configuration: PharmacySessions.Configuration) {
         self.journal = journal
-        let health = JournalHealth(journal: journal.eventJournal, timeout: Self.journalTimeout)
+        let health = JournalHealth(journal: journal, timeout: Self.journalTimeout)
         self.health = health
         let eventLoops = configuration.eventLoops.map { Array($0.makeIterator()) } ?? []
         let recover: @Sendable (String) async throws -> DurableSessionHandle.Running = { id in

@@ -1,11 +1,12 @@
 import FeedbackLoopDurable
 import Synchronization
 
-/// Whether the sessions' journal answers, asked through the journal itself: a trivial read, with
-/// a deadline, so that an unreachable database is reported within ``timeout`` rather than after
-/// however long its client keeps retrying.
+/// Whether the sessions' journal answers within ``timeout``, so that an unreachable database is
+/// reported at once rather than after however long its client keeps retrying: PostgreSQL's own
+/// check (`PostgresJournal.checkHealth(timeout:)`, a `SELECT 1`, connecting included), or for
+/// SQLite a trivial read with a deadline.
 ///
-/// Concurrent checks share one read: a burst of health probes is one query.
+/// Concurrent checks share one: a burst of health probes is one query.
 final class JournalHealth: Sendable {
     /// The journal did not answer in time, or failed.
     struct Unavailable: Error, CustomStringConvertible {
@@ -14,10 +15,10 @@ final class JournalHealth: Sendable {
 
     /// How long a check (or any bounded journal read, ``bounded(_:)``) may take.
     let timeout: Duration
-    private let journal: any EventJournal
+    private let journal: SessionJournal
     private let inFlight = Mutex<Task<Unavailable?, Never>?>(nil)
 
-    init(journal: any EventJournal, timeout: Duration) {
+    init(journal: SessionJournal, timeout: Duration) {
         self.journal = journal
         self.timeout = timeout
     }
@@ -29,8 +30,13 @@ final class JournalHealth: Sendable {
             let task = Task { [self] () -> Unavailable? in
                 defer { self.inFlight.withLock { $0 = nil } }
                 do {
-                    // No session has the empty id (see PharmacySessions.isValid): no rows, one round trip.
-                    _ = try await bounded { [journal] in try await journal.events(loop: "", after: 0, limit: 1) }
+                    switch journal {
+                    case .postgres(let journal):
+                        try await journal.checkHealth(timeout: timeout)
+                    case .sqlite(let journal):
+                        // No session has the empty id (see PharmacySessions.isValid): no rows.
+                        _ = try await bounded { try await journal.events(loop: "", after: 0, limit: 1) }
+                    }
                     return nil
                 } catch let error as Unavailable {
                     return error
