@@ -149,24 +149,29 @@ struct ConnectionLimitTests {
     /// idle timeout (here shorter than the read timeout) is what ends it.
     @Test("a body shorter than its Content-Length is answered: 400 after a half-close, 408 when it stalls")
     func bodyCutShort() async throws {
+        let head = "POST /sessions/alice/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + "Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{\""
+        // Each with a read timeout (30 s) that the wait below does not reach.
+        try await RunningServer.with(
+            sessions: Self.sessions(), limits: .init(idleTimeout: .seconds(60), readTimeout: .seconds(30))
+        ) { running in
+            #expect(try await running.api.open("alice").status == .created)
+            let ended = try await RawConnections.open(1, port: running.port, sending: head)
+            ended.shutdownWrite(0)
+            let answer = try #require(try await ended.waitUntilServerClosesAll(timeout: .seconds(10)).first)
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
+            #expect(answer.contains(#""code":"malformed_request""#), "\(answer)")
+        }
         try await RunningServer.with(
             sessions: Self.sessions(), limits: .init(idleTimeout: .milliseconds(300), readTimeout: .seconds(30))
         ) { running in
             #expect(try await running.api.open("alice").status == .created)
-            let head = "POST /sessions/alice/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                + "Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{\""
-            let ended = try await RawConnections.open(1, port: running.port, sending: head)
-            ended.shutdownWrite(0)
             let stalled = try await RawConnections.open(1, port: running.port, sending: head)
-            // Well within the read timeout (30 s).
-            let endedAnswer = try #require(try await ended.waitUntilServerClosesAll(timeout: .seconds(10)).first)
-            #expect(endedAnswer.hasPrefix("HTTP/1.1 400"), "\(endedAnswer)")
-            #expect(endedAnswer.contains(#""code":"malformed_request""#), "\(endedAnswer)")
-            let stalledAnswer = try #require(try await stalled.waitUntilServerClosesAll(timeout: .seconds(10)).first)
-            #expect(stalledAnswer.hasPrefix("HTTP/1.1 408"), "\(stalledAnswer)")
-            #expect(stalledAnswer.contains(#""code":"request_timeout""#), "\(stalledAnswer)")
+            let answer = try #require(try await stalled.waitUntilServerClosesAll(timeout: .seconds(10)).first)
+            #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
+            #expect(answer.contains(#""code":"request_timeout""#), "\(answer)")
             #expect(try await running.api.get("alice").decoded().state == .loaded(FakePharmaciesService.sampleSaved, nil),
-                    "the cut requests changed nothing")
+                    "the cut request changed nothing")
         }
     }
 }
