@@ -70,8 +70,8 @@ import Synchronization
 /// ## Errors
 /// The journal throws `JournalError`: the database's own errors are
 /// `JournalError.unavailable(_:)` naming the loop, the operation and the server's message, and a
-/// stored value that another tool altered (a column's type, a negative sequence) is one naming
-/// the loop, the record and the column.
+/// stored value that another tool altered (a column's type, a negative sequence, an event missing
+/// below the head) is `JournalError.malformedValue(loop:sequence:column:found:)`.
 public final class PostgresJournal: EventJournal {
     /// The client the journal queries through; it must be running (`client.run()`, or in a
     /// `ServiceGroup`).
@@ -194,6 +194,15 @@ public final class PostgresJournal: EventJournal {
         // Creating the tables waits for the other nodes' migrations; it touches no lease row.
         let bound = max(statementMilliseconds, 10_000)
         try await migrated.once { [self] in
+            // The trigger is created last, in the same transaction as the rest: where it exists,
+            // everything does, and no node needs to queue for the lock below.
+            let trigger = try await withConnection { db in
+                try await db.rows("""
+                    SELECT 1 FROM pg_trigger
+                    WHERE tgname = '\(unescaped: Self.leaseLiveConstraint)' AND tgrelid = to_regclass('feedbackloop_leases')
+                    """).count
+            }
+            if trigger == 1 { return }
             try await transaction(bound: bound) { db in
                 try await db.execute("SELECT pg_advisory_xact_lock(7401735)")
                 try await db.execute("""
@@ -271,7 +280,7 @@ public final class PostgresJournal: EventJournal {
                         """)
                     // Every row read before the transaction goes on, here and below.
                     var epoch: UInt64?
-                    for row in rows { epoch = try StoredRow(row, loop: loop, record: "the lease").unsigned(0, atLeast: 1) }
+                    for row in rows { epoch = try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(0, atLeast: 1) }
                     guard let epoch else { throw JournalError.ownedElsewhere(loop: loop) }
                     return epoch
                 }
@@ -323,7 +332,7 @@ public final class PostgresJournal: EventJournal {
                     SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
                     WHERE loop = \(loop) ORDER BY sequence DESC LIMIT 1
                     """)
-                for row in rows { return try Self.record(row, loop: loop, kind: "snapshot", after: nil) }
+                for row in rows { return try Self.record(StoredRow(row, loop: loop, table: "feedbackloop_snapshots")) }
                 return nil
             }
         }
@@ -334,13 +343,28 @@ public final class PostgresJournal: EventJournal {
             try await migrate()
             let after = try Self.bigint(sequence, "sequence"), limit = Int64(max(limit, 0))
             return try await withConnection { db in
+                // The head comes in the same statement, so in the same snapshot as the events.
                 let rows = try await db.rows("""
-                    SELECT sequence, schema_version, payload FROM feedbackloop_events
-                    WHERE loop = \(loop) AND sequence > \(after) ORDER BY sequence LIMIT \(limit)
+                    SELECT e.sequence, e.schema_version, e.payload, l.head
+                    FROM feedbackloop_leases AS l LEFT JOIN LATERAL (
+                        SELECT sequence, schema_version, payload FROM feedbackloop_events
+                        WHERE loop = \(loop) AND sequence > \(after) ORDER BY sequence LIMIT \(limit)
+                    ) AS e ON true
+                    WHERE l.loop = \(loop) ORDER BY e.sequence
                     """)
                 var records: [JournalRecord] = []
+                var head: UInt64 = 0
                 for row in rows {
-                    records.append(try Self.record(row, loop: loop, kind: "event", after: records.last?.sequence ?? sequence))
+                    head = try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(3, atLeast: 0)
+                    let event = StoredRow(row, loop: loop, table: "feedbackloop_events")
+                    if !event.isNull(0) { records.append(try Self.record(event)) }
+                }
+                // The last page must reach the head: an event renumbered out of reach (a negative
+                // sequence) or deleted would otherwise be skipped without a word.
+                let last = records.last?.sequence ?? sequence
+                if records.count < limit, head > last {
+                    throw StoredRow(rows[0], loop: loop, table: "feedbackloop_events", sequence: last + 1).malformed(
+                        column: "sequence", found: "has no row for event \(last + 1), though feedbackloop_leases.head is \(head)")
                 }
                 return records
             }
@@ -416,7 +440,7 @@ public final class PostgresJournal: EventJournal {
                     let rows = try await db.rows(
                         "SELECT epoch, head, lease_until > clock_timestamp() FROM feedbackloop_leases WHERE loop = \(loop)")
                     var lease: StoredRow?
-                    for row in rows { lease = StoredRow(row, loop: loop, record: "the lease") }
+                    for row in rows { lease = StoredRow(row, loop: loop, table: "feedbackloop_leases") }
                     if let lease, try lease.integer(0) == owner, try lease.bool(2) {
                         throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(1, atLeast: 0) + 1, found: first)
                     }
@@ -457,9 +481,9 @@ public final class PostgresJournal: EventJournal {
                     """)
                 var entries: [(id: Int64, record: JournalRecord)] = []
                 for row in rows {
-                    let id = try StoredRow(row, loop: loop, record: "an inbox entry").integer(0)
-                    let entry = StoredRow(row, loop: loop, record: "inbox entry \(id)")
-                    entries.append((id, JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))))
+                    let entry = StoredRow(row, loop: loop, table: "feedbackloop_inbox")
+                    entries.append(
+                        (try entry.integer(0), JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))))
                 }
                 return entries
             }
@@ -474,12 +498,10 @@ public final class PostgresJournal: EventJournal {
         }
     }
 
-    /// The record in a row of `sequence, schema_version, payload`; `previous` is the sequence
-    /// the row follows, which names it when its own sequence cannot be read.
-    static func record(_ row: PostgresRow, loop: String, kind: String, after previous: UInt64?) throws -> JournalRecord {
-        let unread = previous.map { "the \(kind) after \($0)" } ?? "the latest \(kind)"
-        let sequence = try StoredRow(row, loop: loop, record: unread).sequence(0)
-        let stored = StoredRow(row, loop: loop, record: "\(kind) \(sequence)")
+    /// The record in a row that starts with `sequence, schema_version, payload`.
+    static func record(_ row: StoredRow) throws -> JournalRecord {
+        let sequence = try row.sequence(0)
+        let stored = row.record(sequence)
         return JournalRecord(sequence: sequence, schemaVersion: try stored.schemaVersion(1), payload: try stored.bytes(2))
     }
 }

@@ -167,13 +167,17 @@ struct PostgresLeaseTests {
     @Test(arguments: Backend.allCases)
     func theKeeperKeepsTheLeaseAlivePastItsDuration(backend: Backend) async throws {
         let id = "kept-lease-\(UInt64.random(in: 0...UInt64.max))"
-        // Short, but renewed ten times a lease: on a machine busy enough to stall the process
-        // for half a second, a 500 ms lease renewed five times was lost.
-        let journal = Server.journal(leaseDuration: .seconds(1))
+        // Short, but renewed twenty times a lease, on a client of its own: with the shared
+        // client's pool busy with the other tests on a loaded machine, 500 ms and 1 s leases
+        // were lost between two renewals.
+        let client = PostgresClient(configuration: try PostgresJournal.configuration(url: try #require(Server.url)))
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let journal = PostgresJournal(client: client, node: "keeper-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: .seconds(2))
         let loop = try await Self.open(id, journal, backend)
         let keeping = Task { try await LeaseKeeper(loop: loop, journal: journal, renewEvery: .milliseconds(100)).run() }
-        // Lease expiry is wall time on the database's clock: let two lease durations pass.
-        try await Task.sleep(for: .seconds(2))
+        // Lease expiry is wall time on the database's clock: let more than a lease pass.
+        try await Task.sleep(for: .seconds(3))
         let state = try await loop.sendAndWait(.add(2))
         #expect(state.total == 2)
         await #expect(throws: JournalError.ownedElsewhere(loop: id)) {
