@@ -35,8 +35,10 @@ final class ChildLife: Sendable {
         ended.load(ordering: .relaxed)
     }
 
-    /// This life ended, or the one it lives inside did.
-    @inlinable
+    /// This life ended, or the one it lives inside did. Not inlinable: only events of a child's
+    /// effects ask, and inlined into the machine's `receive` it made that too large to inline into
+    /// every drain (W1 and W2 on `callback` paid for the call).
+    @usableFromInline
     var isEnded: Bool {
         var life: ChildLife? = self
         while let current = life {

@@ -417,11 +417,24 @@ struct CoreState<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// A `.send` effect: counted as started and finished at once, its events queued behind the
-    /// current batch (the drain role is held, so the queue is never idle), with `handle` when a
-    /// child feature started it (see ``ChildLife``). Returns the events dropped because stop has
-    /// begun.
+    /// current batch (the drain role is held, so the queue is never idle). Returns the events
+    /// dropped because stop has begun.
     @inlinable
-    mutating func sendEffect(_ events: [Event], from handle: EffectHandle?) -> [Event] {
+    mutating func sendEffect(_ events: [Event]) -> [Event] {
+        sendEffect(events, handle: nil)
+    }
+
+    /// A child feature's `.send` effect: its events carry `handle`, finished, for the child's
+    /// life (see ``ChildLife``).
+    @inlinable
+    mutating func sendEffect(_ events: [Event], from handle: EffectHandle) -> [Event] {
+        sendEffect(events, handle: handle)
+    }
+
+    /// Inlined into both, so that the loop's own `.send` effects (W2) carry no handle at all.
+    @inlinable
+    @inline(__always)
+    mutating func sendEffect(_ events: [Event], handle: EffectHandle?) -> [Event] {
         statistics.effectsStarted += 1
         statistics.effectsFinished += 1
         var dropped: [Event] = []

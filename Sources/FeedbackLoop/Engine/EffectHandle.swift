@@ -42,7 +42,9 @@ final class EffectHandle: Sendable {
     /// had finished with its events still queued).
     @inlinable
     var isSilenced: Bool {
-        isCancelled || (life?.isEnded ?? false)
+        if isCancelled { return true }
+        guard let life else { return false }
+        return life.isEnded
     }
 
     /// Moves running → cancelled; `false` if the effect had already ended.

@@ -310,14 +310,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         case .none:
             return nil
         case .send(let events):
-            // A child's `.send` effect needs a handle, finished at once, only to carry the
-            // child's life to its queued events: they must not reach a child added back under
-            // the same id before their turn. The loop's own `.send` events need none.
-            let handle = life.map { EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: $0) }
-            _ = handle?.markFinished()
-            let id = handle?.id ?? nextID()
+            if let life {
+                startChildSend(events, feedback: feedback, life: life)
+                return nil
+            }
+            let id = nextID()
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
-            let dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+            let dropped = lock.withLock { $0.sendEffect(events) }
             for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
@@ -361,6 +360,20 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             _ = unkept  // released here, after the lock
             return handle
         }
+    }
+
+    /// A child's `.send` effect. Its events need a handle, finished at once, only to carry the
+    /// child's life: they must not reach a child added back under the same id before their turn
+    /// (see ``ChildLife``). Out of line, so that the loop's own `.send` effects (W2) pay nothing.
+    @inlinable
+    @inline(never)
+    func startChildSend(_ events: [Event], feedback: Int, life: ChildLife) {
+        let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
+        _ = handle.markFinished()
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
+        let dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+        for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .finished))
     }
 
     @inlinable
