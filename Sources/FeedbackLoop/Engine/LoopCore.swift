@@ -172,7 +172,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
 
     /// Handles `first`, then batch after batch until the queue is empty or stop begins. Runs in
     /// the drain role only, so it may touch `machine`. With `releaseWhenEmpty: false` the holder
-    /// keeps the role when it finds the queue empty, to look again shortly. Once it has handled
+    /// keeps the role when it finds the queue empty, to look again shortly (a second look, after
+    /// a yield: a sender in flow refills the queue meanwhile, and one wake-up serves the burst) —
+    /// unless the queue was empty from the start and the loop's last second look found nothing.
+    /// That is a loop woken by one event at a time (a service's sessions), where a second look
+    /// costs a second scheduling of the holder for nothing (the `service` scenario and workload
+    /// measure it); events arriving during a pass, or a second look that pays, bring the second
+    /// look back (see ``Machine/secondLookPays``). Once it has handled
     /// `budget` items it pauses at the end of the batch, keeping the role: a holder that shares
     /// its thread (the actor, on a pool of one thread per core) gives way to other work there.
     @inlinable
@@ -210,7 +216,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                     state: machine.state,
                     reduced: counts.reduced,
                     droppedFromCancelledEffects: counts.dropped,
-                    releaseWhenEmpty: releaseWhenEmpty,
+                    releaseWhenEmpty: releaseWhenEmpty || (handled == 0 && !machine.secondLookPays),
                     pause: handled >= budget,
                     retired: &retired)
                 if case .done = action {
@@ -240,6 +246,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                     machine.handle(item, core: self)
                 }
             case .done(let idleWaiters):
+                if first == nil && releaseWhenEmpty { machine.secondLookPays = handled > 0 }
                 for waiter in idleWaiters { waiter.resume() }
                 return .released
             case .emptyHeld:
@@ -528,7 +535,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     @inlinable
     func hostForRun() async {
         guard case .stream(let driver) = driver, configuration.hosting == .run, driver.claimHost() else { return }
-        await driver.host(self)
+        await driver.host(self, cancellable: true)
     }
 
     /// Returns once the loop has stopped and every effect has ended — every effect but the

@@ -23,6 +23,10 @@ final class Machine<State: Sendable, Event: Sendable> {
     /// Counts since the last batch was published.
     @exclusivity(unchecked) @usableFromInline var reduced = 0
     @exclusivity(unchecked) @usableFromInline var droppedFromCancelledEffects = 0
+    /// Whether the last second look of a backend that yields before releasing the drain role
+    /// (``LoopCore/drainLoop(_:first:releaseWhenEmpty:budget:)``) found events: while it does
+    /// not, a wake-up that found the queue empty releases the role at once.
+    @exclusivity(unchecked) @usableFromInline var secondLookPays = true
 
     @inlinable
     init(initial: State, reduce: @escaping @Sendable (inout State, Event) -> Void, feedbacks: [Feedback<State, Event>]) {

@@ -1,22 +1,22 @@
 import Synchronization
 
 /// The `stream` backend: the loop as one structured task tree. One task — the *host* — owns the
-/// machine and consumes an `AsyncStream` of wake-ups; every `.run` effect is a child task of a
+/// machine and waits on its ``HostMailbox`` for wake-ups; every `.run` effect is a child task of a
 /// discarding task group in the host, so task-local values bound around the host reach every
 /// effect, priority propagates, and the host ends only once every effect has.
 ///
 /// Events wait in the loop's shared queue (where capacity, `sendAndWait` and statistics work as on
-/// every backend). The `send` that finds the loop idle takes the drain role and yields the event
-/// into the stream; the host then drains whatever has arrived meanwhile in the same turn, so a
-/// burst costs one stream element and one resumption of the host, not one per event.
+/// every backend). The `send` that finds the loop idle takes the drain role and posts the event
+/// to the host's mailbox; the host then drains whatever has arrived meanwhile in the same turn, so
+/// a burst costs one resumption of the host, not one per event.
 ///
 /// The host is a task of the loop's own, started with the loop (``LoopHosting/ownTask``), or the
 /// task of whoever calls ``Loop/run()`` (``LoopHosting/run``): events sent before then wait.
 @usableFromInline
 final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
     // @unchecked: `machine` and `children` are touched only by the host — the one task that
-    // consumes `signals` — or, once the host has ended, by the holder of the drain role (see
-    // `Hosting`). `signals` and `hosting` are Sendable.
+    // takes from `mailbox` — or, once the host has ended, by the holder of the drain role (see
+    // `Hosting`). `mailbox` and `hosting` are Sendable.
 
     /// What the host is told to do. There is at most one signal in flight: each is sent by the
     /// holder of the drain role, which passes the role on with it.
@@ -32,8 +32,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     @usableFromInline let machine: Machine<State, Event>
-    @usableFromInline let signals: AsyncStream<Signal>
-    @usableFromInline let continuation: AsyncStream<Signal>.Continuation
+    @usableFromInline let mailbox: HostMailbox<State, Event>
     @usableFromInline let hosting: Lock<Hosting>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
     @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<Event>] = []
@@ -42,13 +41,13 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
 
     /// Who runs the machine: nobody yet, the host, or — once the host has ended, which happens
     /// only when its task was cancelled before the loop was torn down — the holder of the drain
-    /// role, on the spot. A signal the stream refused because its consumer was already gone is
+    /// role, on the spot. A signal the mailbox refused because its host was already gone is
     /// handed over here, so that exactly one party handles it.
     @usableFromInline
     enum Hosting {
         case unhosted
         case hosted
-        /// The host is leaving; it handles this signal, refused by the stream, before it goes.
+        /// The host is leaving; it handles this signal, refused by the mailbox, before it goes.
         case leaving(Signal?)
         case ended
     }
@@ -56,7 +55,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     init(machine: sending Machine<State, Event>) {
         self.machine = machine
-        (signals, continuation) = AsyncStream.makeStream(of: Signal.self)
+        mailbox = HostMailbox()
         hosting = Lock(.unhosted)
     }
 
@@ -79,8 +78,8 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
 
     @inlinable
     func send(_ signal: Signal, _ core: LoopCore<State, Event>) {
-        guard case .terminated = continuation.yield(signal) else { return }
-        // The host's task was cancelled and the stream with it.
+        guard !mailbox.post(signal) else { return }
+        // The host's task was cancelled, and its mailbox closed.
         let handleHere: Bool = hosting.withLock { hosting in
             switch hosting {
             case .hosted, .leaving(nil):
@@ -108,7 +107,8 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     /// Runs the loop until it is torn down, then waits for every effect to end. The caller must
-    /// have claimed the role (``claimHost()``).
+    /// have claimed the role (``claimHost()``); `cancellable` when the calling task is one that
+    /// someone can cancel (see ``HostMailbox/next(cancellable:)``).
     ///
     /// The task group exists only while effects run: a parked task costs ~1.8 KiB and a
     /// discarding task group in it another ~1.6 KiB (measured), so an idle host waits for its next
@@ -116,19 +116,18 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// them runs (the last to end wakes the host with ``Signal/childrenEnded``). An idle `stream`
     /// loop measured 4,286 bytes with the group always open, 3,850 without.
     @inlinable
-    func host(_ core: LoopCore<State, Event>) async {
-        var signals = self.signals.makeAsyncIterator()
+    func host(_ core: LoopCore<State, Event>, cancellable: Bool) async {
         var state = HostState.idle
         while true {
             switch state {
             case .ended:
-                continuation.finish()
+                mailbox.close()
                 leave(core)
                 return
             case .left:
                 return
             case .idle:
-                guard let signal = await signals.next() else {
+                guard let signal = await mailbox.next(cancellable: cancellable) else {
                     state = leaveCancelled(core)
                     continue
                 }
@@ -138,7 +137,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             case .resume:
                 break
             }
-            state = await hostWithChildren(core, from: state, signals: &signals)
+            state = await hostWithChildren(core, from: state, cancellable: cancellable)
         }
     }
 
@@ -146,9 +145,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// own, so that an idle host's frame does not hold what only this part needs.
     @inlinable
     @inline(never)
-    func hostWithChildren(
-        _ core: LoopCore<State, Event>, from state: HostState, signals: inout AsyncStream<Signal>.Iterator
-    ) async -> HostState {
+    func hostWithChildren(_ core: LoopCore<State, Event>, from state: HostState, cancellable: Bool) async -> HostState {
         var state = state
         await withDiscardingTaskGroup { group in
             addChildren(to: &group, core)
@@ -160,7 +157,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 })
             }
             while case .idle = state, running.load(ordering: .acquiring) > 0 {
-                guard let signal = await signals.next() else {
+                guard let signal = await mailbox.next(cancellable: cancellable) else {
                     // Before the group ends the effects by cancelling the tree.
                     state = leaveCancelled(core)
                     break
@@ -269,26 +266,26 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     func childEnded() {
         if running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
-            continuation.yield(.childrenEnded)  // refused once the host has gone: nothing to wake
+            _ = mailbox.post(.childrenEnded)  // refused once the host has gone: nothing to wake
         }
     }
 
-    /// The host's task was cancelled — its `run()` caller was — and the stream ended early. That
+    /// The host's task was cancelled — its `run()` caller was — and the mailbox closed early. That
     /// stops the loop (`run()`'s own handler begins the stop too, maybe not yet): the host begins
     /// it, tears down if the loop was idle and leaves, so that the loop, not the cancellation of
     /// the task tree, ends the effects, and they count as cancelled.
     @usableFromInline
     func leaveCancelled(_ core: LoopCore<State, Event>) -> HostState {
-        continuation.finish()
+        mailbox.close()
         if core.beginStopTakingTeardown() { core.tearDown(machine) }
         leave(core)
         return .left
     }
 
     /// The host is done. Normally the loop is torn down and no signal comes again. If the host's
-    /// task was cancelled first (its `run()` caller, cancelled, has begun the stop), the stream
+    /// task was cancelled first (its `run()` caller, cancelled, has begun the stop), the mailbox
     /// ended early: from here the drain role's holder runs the machine on the spot, and a signal
-    /// the stream refused meanwhile is handled here first.
+    /// the mailbox refused meanwhile is handled here first.
     @usableFromInline
     func leave(_ core: LoopCore<State, Event>) {
         while true {
@@ -332,7 +329,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
         guard hosting == .ownTask, claimHost() else { return }
-        Task { await self.host(core) }
+        Task { await self.host(core, cancellable: false) }
     }
 
     /// Stop began without a host (``LoopHosting/run`` and nobody ran the loop): a task hosts the
@@ -340,13 +337,13 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     func stopBegan(_ core: LoopCore<State, Event>) {
         guard claimHost() else { return }
-        Task { await self.host(core) }
+        Task { await self.host(core, cancellable: false) }
     }
 
     /// ``stopBegan(_:)`` for a caller that waits for the stop anyway: it hosts the teardown.
     @inlinable
     func stopBeganInCaller(_ core: LoopCore<State, Event>) async {
         guard claimHost() else { return }
-        await host(core)
+        await host(core, cancellable: true)
     }
 }
