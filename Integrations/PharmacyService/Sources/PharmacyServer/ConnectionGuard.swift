@@ -2,7 +2,6 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
-import Synchronization
 
 /// The server's open connections, by how each was admitted: the first
 /// ``PharmacyServer/Limits/maximumConnections`` are served; past them, up to
@@ -22,7 +21,7 @@ final class ConnectionCounter: Sendable {
 
     private let maximum: Int
     private let excess: Int
-    private let open = Mutex((served: 0, healthOnly: 0))
+    private let open = LockedValue((served: 0, healthOnly: 0))
 
     init(maximum: Int, excess: Int) {
         self.maximum = maximum

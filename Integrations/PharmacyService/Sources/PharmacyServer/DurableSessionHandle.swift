@@ -1,7 +1,6 @@
 import FeedbackExamples
 import FeedbackLoop
 import FeedbackLoopDurable
-import Synchronization
 
 /// One session's durable loop in this process: recovered from the journal by the first use,
 /// recovered again after it failed (its lease was lost, an append was fenced), stopped by
@@ -46,7 +45,7 @@ final class DurableSessionHandle: Sendable, Hashable {
 
     let id: String
     private let recover: @Sendable (String) async throws -> Running
-    private let slot = Mutex(Slot())
+    private let slot = LockedValue(Slot())
 
     init(id: String, recover: @escaping @Sendable (String) async throws -> Running) {
         self.id = id

@@ -6,7 +6,6 @@ import FeedbackLoopServices
 import Foundation
 import Logging
 import PostgresNIO
-import Synchronization
 
 /// Where durable sessions keep their journals.
 public enum SessionJournal: Sendable {

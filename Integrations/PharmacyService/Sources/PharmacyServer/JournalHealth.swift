@@ -1,5 +1,4 @@
 import FeedbackLoopDurable
-import Synchronization
 
 /// Whether the sessions' journal answers within ``timeout``, so that an unreachable database is
 /// reported at once rather than after however long its client keeps retrying: PostgreSQL's own
@@ -16,7 +15,7 @@ final class JournalHealth: Sendable {
     /// How long a check (or any bounded journal read, ``bounded(_:)``) may take.
     let timeout: Duration
     private let journal: SessionJournal
-    private let inFlight = Mutex<Task<Unavailable?, Never>?>(nil)
+    private let inFlight = LockedValue<Task<Unavailable?, Never>?>(nil)
 
     init(journal: SessionJournal, timeout: Duration) {
         self.journal = journal
@@ -77,7 +76,7 @@ final class JournalHealth: Sendable {
 
 /// A value settled once, awaited by one caller.
 private final class Once<Value: Sendable>: Sendable {
-    private let state = Mutex<(value: Value?, waiter: CheckedContinuation<Value, Never>?)>((nil, nil))
+    private let state = LockedValue<(value: Value?, waiter: CheckedContinuation<Value, Never>?)>((nil, nil))
 
     func settle(_ value: Value) {
         let waiter = state.withLock { state -> CheckedContinuation<Value, Never>? in
