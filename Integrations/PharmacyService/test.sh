@@ -36,6 +36,8 @@ limit="${PHARMACY_TEST_LIMIT:-300}"
 
 # Runs the test bundle with these arguments under the watchdog; returns its status.
 run_tests() {
+    # Local: the caller keeps its own status across the two runs below.
+    local runner waited status
     SWIFT_BACKTRACE="enable=yes,interactive=no,threads=all" "$tests" --testing-library swift-testing "$@" &
     runner=$!
 
