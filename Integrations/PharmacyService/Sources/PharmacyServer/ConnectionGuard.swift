@@ -52,9 +52,6 @@ final class ConnectionCounter: Sendable {
             }
         }
     }
-
-    /// Connections open now, served and health-only.
-    var counts: (served: Int, healthOnly: Int) { open.withLock { $0 } }
 }
 
 /// One per connection, right after HTTP parsing: admits the connection (``ConnectionCounter``),

@@ -115,8 +115,6 @@ public struct PharmacyServer: Service {
     public let sessions: PharmacySessions
     private let application: Application<RouterResponder<BasicRequestContext>>
     private let logger: Logger
-    /// The open connections, by admission.
-    let connections: ConnectionCounter
 
     /// Builds the server; nothing listens until ``run()`` runs.
     ///
@@ -131,7 +129,6 @@ public struct PharmacyServer: Service {
         self.sessions = sessions
         self.logger = configuration.logger
         let connections = ConnectionCounter(maximum: limits.maximumConnections, excess: limits.excessConnections)
-        self.connections = connections
         var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
         decoder.maxHeaderListSize = limits.maximumHeaderSize
         decoder.maxHeaderFieldSize = limits.maximumHeaderSize
