@@ -195,16 +195,19 @@ public final class PostgresJournal: EventJournal {
         let bound = max(statementMilliseconds, 10_000)
         try await migrated.once { [self] in
             // The trigger is created last, in the same transaction as the rest: where it exists,
-            // everything does, and no node needs to queue for the lock below.
-            let trigger = try await withConnection { db in
+            // everything does. Looked for before the lock, so that no node queues for it once the
+            // tables exist, and after it, so that the nodes that queued while the first created
+            // them leave at once.
+            let isMigrated: @Sendable (JournalConnection) async throws -> Bool = { db in
                 try await db.rows("""
                     SELECT 1 FROM pg_trigger
                     WHERE tgname = '\(unescaped: Self.leaseLiveConstraint)' AND tgrelid = to_regclass('feedbackloop_leases')
-                    """).count
+                    """).count == 1
             }
-            if trigger == 1 { return }
+            if try await withConnection(isMigrated) { return }
             try await transaction(bound: bound) { db in
                 try await db.execute("SELECT pg_advisory_xact_lock(7401735)")
+                if try await isMigrated(db) { return }
                 try await db.execute("""
                     CREATE TABLE IF NOT EXISTS feedbackloop_leases (
                         loop TEXT PRIMARY KEY, owner TEXT NOT NULL, epoch BIGINT NOT NULL,
@@ -240,16 +243,9 @@ public final class PostgresJournal: EventJournal {
                     END $$
                     """)
                 try await db.execute("""
-                    DO $$ BEGIN
-                        IF NOT EXISTS (
-                            SELECT 1 FROM pg_trigger
-                            WHERE tgname = '\(unescaped: Self.leaseLiveConstraint)' AND tgrelid = 'feedbackloop_leases'::regclass
-                        ) THEN
-                            CREATE CONSTRAINT TRIGGER \(unescaped: Self.leaseLiveConstraint)
-                                AFTER UPDATE OF head ON feedbackloop_leases DEFERRABLE INITIALLY DEFERRED
-                                FOR EACH ROW EXECUTE FUNCTION feedbackloop_lease_live();
-                        END IF;
-                    END $$
+                    CREATE CONSTRAINT TRIGGER \(unescaped: Self.leaseLiveConstraint)
+                        AFTER UPDATE OF head ON feedbackloop_leases DEFERRABLE INITIALLY DEFERRED
+                        FOR EACH ROW EXECUTE FUNCTION feedbackloop_lease_live()
                     """)
             }
         }
@@ -278,11 +274,8 @@ public final class PostgresJournal: EventJournal {
                         WHERE feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner
                         RETURNING epoch
                         """)
-                    // Every row read before the transaction goes on, here and below.
-                    var epoch: UInt64?
-                    for row in rows { epoch = try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(0, atLeast: 1) }
-                    guard let epoch else { throw JournalError.ownedElsewhere(loop: loop) }
-                    return epoch
+                    guard let row = rows.first else { throw JournalError.ownedElsewhere(loop: loop) }
+                    return try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(0, atLeast: 1)
                 }
             } catch let error where Self.sqlState(error) == Self.lockNotAvailable {
                 throw JournalError.ownedElsewhere(loop: loop)
@@ -304,9 +297,7 @@ public final class PostgresJournal: EventJournal {
                     UPDATE feedbackloop_leases SET lease_until = now() + make_interval(secs => \(seconds))
                     WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > now() RETURNING epoch
                     """)
-                var renewed = false
-                renewed = !rows.isEmpty
-                return renewed
+                return !rows.isEmpty
             }
             if !renewed { throw JournalError.fenced(loop: loop, epoch: epoch) }
         }
@@ -439,9 +430,9 @@ public final class PostgresJournal: EventJournal {
                     // Refused: say whether for the epoch or the sequence.
                     let rows = try await db.rows(
                         "SELECT epoch, head, lease_until > clock_timestamp() FROM feedbackloop_leases WHERE loop = \(loop)")
-                    var lease: StoredRow?
-                    for row in rows { lease = StoredRow(row, loop: loop, table: "feedbackloop_leases") }
-                    if let lease, try lease.integer(0) == owner, try lease.bool(2) {
+                    if let row = rows.first, case let lease = StoredRow(row, loop: loop, table: "feedbackloop_leases"),
+                        try lease.integer(0) == owner, try lease.bool(2)
+                    {
                         throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(1, atLeast: 0) + 1, found: first)
                     }
                     throw JournalError.fenced(loop: loop, epoch: epoch)

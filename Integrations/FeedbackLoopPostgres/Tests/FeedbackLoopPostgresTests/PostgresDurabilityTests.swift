@@ -164,6 +164,24 @@ struct PostgresLeaseTests {
         #expect(throws: DurableLoopError.self) { try loop.send(.add(1)) }
     }
 
+    /// The database stops answering the keeper: a failed renewal is not a lost lease, and the
+    /// keeper stops the loop only once a whole lease has passed without one, as fenced.
+    @Test(arguments: Backend.allCases)
+    func anUnansweredRenewalStopsTheLoopOnlyOnceTheLeaseIsOver(backend: Backend) async throws {
+        let id = "unanswered-\(UInt64.random(in: 0...UInt64.max))"
+        let loop = try await Self.open(id, Server.journal(), backend)
+        // The keeper renews through a client of a closed port: every renewal is unavailable.
+        let client = PostgresClient(configuration: try PostgresJournal.configuration(url: "postgres://feedbackloop@127.0.0.1:1/feedbackloop"))
+        let running = Task { await client.run() }
+        defer { running.cancel() }
+        let unreachable = PostgresJournal(
+            client: client, node: "unreachable", leaseDuration: .seconds(1), connectionTimeout: .milliseconds(100))
+        let keeping = Task { try await LeaseKeeper(loop: loop, journal: unreachable, renewEvery: .milliseconds(100)).run() }
+        try await Bounded.wait(.seconds(20), for: "the keeper to give up") { try await keeping.value }
+        #expect(!loop.isRunning)
+        #expect((loop.failure as? JournalError) == .fenced(loop: id, epoch: loop.epoch))
+    }
+
     @Test(arguments: Backend.allCases)
     func theKeeperKeepsTheLeaseAlivePastItsDuration(backend: Backend) async throws {
         let id = "kept-lease-\(UInt64.random(in: 0...UInt64.max))"
