@@ -42,15 +42,13 @@ import Logging
 /// through the inner loop first, which drops it if the effect has been cancelled or has ended;
 /// an accepted one waits until every event ahead of it has been journaled and reduced — those
 /// events may cancel its effect — and is checked again right before its own transaction. One
-/// whose feedback cancelled an effect meanwhile is dropped and counted in
-/// ``eventsDroppedFromCancelledEffects``, never journaled. So the journal holds exactly the
-/// events the reducer saw, and replaying it gives the same state.
+/// whose effect was cancelled meanwhile is dropped and counted in
+/// ``eventsDroppedFromCancelledEffects``, never journaled; its siblings (other requests of a
+/// `requests` feedback, other children's effects) are judged each on its own. So the journal
+/// holds exactly the events the reducer saw, and replaying it gives the same state.
 ///
 /// The price: an effect's event starts a transaction of its own, after the transaction ahead
-/// of it is reduced (external events behind it join that transaction). And the check is by
-/// feedback, since the engine does not say which effect sent an event: with a feedback that
-/// runs several effects at once (`requests`, a keyed child feature), an event of one of them
-/// is also dropped when a sibling was cancelled by an event ahead of it.
+/// of it is reduced (external events behind it join that transaction).
 ///
 /// ## Stopping
 /// ``stop()`` refuses new events (``DurableLoopError/stopped(loop:)``), discards the ones not yet
@@ -116,24 +114,11 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
             loopID: id, journal: journal, epoch: epoch, reduce: reduce, configuration: configuration,
             recovered: Applied(state: recovered.state, sequence: recovered.sequence))
         let context = DurableContext(loopID: id, epoch: epoch)
-        // Each feedback of the feature is lifted on its own, so that the inner loop's feedback
-        // index of an effect's event names the one feedback whose cancellations can void it (see
-        // `Journaler`), and keeps its label.
-        var innerFeedbacks = feedbacks(context).enumerated().map { index, feedback in
-            let lifted = ChildScope(
-                state: StatePath(\Applied<State>.state),
-                event: EventPath<Envelope<Event>, Event>(
-                    embed: { .proposed($0, feedback: index) },
-                    extract: { if case .committed(let event, _) = $0 { event } else { nil } })
-            ).feedback([feedback])
-            return feedback.label.map(lifted.labeled) ?? lifted
-        }
-        innerFeedbacks.append(.custom { _, envelope in
-            if case .proposed(let event, let feedback)? = envelope { journaler.propose(event, feedback: feedback) }
-            return .none
-        })
-        var innerConfiguration = loopConfiguration
-        innerConfiguration.instruments.append(CancellationCounter(journaler: journaler))
+        let scope = ChildScope(
+            state: StatePath(\Applied<State>.state),
+            event: EventPath<Envelope<Event>, Event>(
+                embedFromEffect: { .proposed($0, liveness: $1) },
+                extract: { if case .committed(let event, _) = $0 { event } else { nil } }))
         let loop = Loop<Applied<State>, Envelope<Event>>(
             initial: Applied(state: recovered.state, sequence: recovered.sequence),
             reduce: { applied, envelope in
@@ -141,9 +126,15 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
                 reduce(&applied.state, event)
                 applied.sequence = sequence
             },
-            feedbacks: innerFeedbacks,
+            feedbacks: [
+                scope.feedback(feedbacks(context)),
+                .custom { _, envelope in
+                    if case .proposed(let event, let liveness)? = envelope { journaler.propose(event, liveness: liveness) }
+                    return .none
+                },
+            ],
             backend: backend,
-            configuration: innerConfiguration)
+            configuration: loopConfiguration)
         self.id = id
         self.epoch = epoch
         self.recoveredSequence = recovered.sequence
@@ -202,9 +193,8 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         journaler.guarded.withLock { $0.latest.sequence }
     }
 
-    /// Effects' events that were not journaled because their effect (or, while events were
-    /// ahead of them, another effect of the same feedback) was cancelled or had ended before
-    /// their turn; see "Effects' events" above. They never changed the state.
+    /// Effects' events that were not journaled because their effect was cancelled or had ended
+    /// before their turn; see "Effects' events" above. They never changed the state.
     public var eventsDroppedFromCancelledEffects: Int {
         loop.statistics.eventsDroppedFromCancelledEffects + journaler.guarded.withLock { $0.droppedProposals }
     }

@@ -13,11 +13,11 @@ struct Applied<State: Sendable>: Sendable {
 ///
 /// Effects send `proposed` into the inner loop rather than into the journal directly so that
 /// the loop's own rules decide whether an effect may still speak: an event from a cancelled or
-/// finished effect is dropped there and counted, exactly as in a plain `Loop`. `feedback` is the
-/// inner loop's index of the feature's feedback that started the effect (see ``Journaler``).
+/// finished effect is dropped there and counted, exactly as in a plain `Loop`. `liveness` tells
+/// later whether that effect may still change state (see ``Journaler``).
 enum Envelope<Event: Sendable>: Sendable {
     case committed(Event, sequence: UInt64)
-    case proposed(Event, feedback: Int)
+    case proposed(Event, liveness: EffectLiveness)
 }
 
 /// The durable intake every event passes through — external sends and effects' events alike —
@@ -31,25 +31,17 @@ enum Envelope<Event: Sendable>: Sendable {
 /// far*; events already queued, or in a transaction, or journaled but not yet reduced, may still
 /// cancel that effect when their turn comes, and a plain `Loop` would then drop the event. So an
 /// effect's event (a *proposal*) enters a transaction only once every event ahead of it has been
-/// reduced, and is checked again right before: if an effect of the feedback that sent it was
-/// cancelled since the inner loop accepted it, it is dropped and counted
+/// reduced, and is checked again right before: if the effect that sent it was cancelled since
+/// the inner loop accepted it (the loop would now drop its event), it is dropped and counted
 /// (``Guarded/droppedProposals``), never journaled. A proposal therefore starts a transaction of
 /// its own (external events behind it may join that transaction).
-///
-/// The engine tells which *feedback* an effect belongs to (``EffectLifecycleEvent/feedback``)
-/// but not which effect sent an event, so the check is by feedback: a proposal is also dropped
-/// when another effect of the same feedback was cancelled meanwhile (possible only with a
-/// feedback that runs several effects at once, such as `requests`, and only while events were
-/// ahead of the proposal). Every feature feedback is lifted into the inner loop on its own so
-/// that this stays as narrow as the feature's own feedbacks.
 final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sendable {
     struct Pending: Sendable {
         var event: Event
         var payload: [UInt8]
         var waiter: CheckedContinuation<State, any Error>?
-        /// For an effect's event: its feedback, and how many of that feedback's effects had been
-        /// cancelled when the inner loop accepted it.
-        var proposal: (feedback: Int, cancellations: Int)?
+        /// For an effect's event: whether that effect may still change state.
+        var proposal: EffectLiveness?
     }
 
     /// What the committer waits for.
@@ -85,10 +77,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         /// reduce copy the state's heap storage (arrays, dictionaries) once per event rather than
         /// once per batch, as the inner loop's publish does.
         var latest: Applied<State>
-        /// Effects cancelled so far, by the inner loop's feedback index.
-        var cancellations: [Int: Int] = [:]
-        /// Effects' events dropped here because their feedback cancelled an effect after the
-        /// inner loop accepted them.
+        /// Effects' events dropped here because their effect was cancelled after the inner loop
+        /// accepted them.
         var droppedProposals = 0
 
         /// What the committer must wait for before ``next(head:limit:dropped:)`` has a batch.
@@ -101,7 +91,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
         /// The next batch for a journal whose head is `head`: external events up to `limit`, or
         /// a proposal (re-checked once everything ahead of it is reduced) and the external
-        /// events behind it. Drops the proposals whose feedback cancelled an effect since.
+        /// events behind it. Drops the proposals whose effect was cancelled since.
         mutating func next(head: UInt64, limit: Int, dropped: inout [Event]) -> Next {
             while true {
                 if isStopping { return .stop }
@@ -109,7 +99,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 let first = pending[0]
                 var count = 0
                 if let proposal = first.proposal {
-                    if cancellations[proposal.feedback, default: 0] != proposal.cancellations {
+                    if proposal.isSilenced {
                         dropped.append(first.event)
                         droppedProposals += 1
                         pending.removeFirst()
@@ -174,11 +164,9 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         return refused ? .stopped(loop: loopID) : nil
     }
 
-    /// An effect's event, accepted by the inner loop, from the feature's feedback that the inner
-    /// loop numbers `feedback`: journal it once the events ahead of it are reduced, unless that
-    /// feedback cancels an effect meanwhile. Runs on the inner loop's drain, in the step that
-    /// accepted the event, so the cancellations it notes are those of the state it was accepted in.
-    func propose(_ event: Event, feedback: Int) {
+    /// An effect's event, accepted by the inner loop: journal it once the events ahead of it are
+    /// reduced, unless its effect is cancelled meanwhile (`liveness`).
+    func propose(_ event: Event, liveness: EffectLiveness) {
         let payload: [UInt8]
         do {
             payload = try encode(event)
@@ -186,13 +174,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             configuration.logger.error("\(error); an effect's event was dropped")
             return
         }
-        let cancellations = guarded.withLock { $0.cancellations[feedback, default: 0] }
-        _ = enqueue(Pending(event: event, payload: payload, waiter: nil, proposal: (feedback, cancellations)))
-    }
-
-    /// The inner loop cancelled an effect of its feedback number `feedback`.
-    func effectCancelled(feedback: Int) {
-        guarded.withLock { $0.cancellations[feedback, default: 0] += 1 }
+        _ = enqueue(Pending(event: event, payload: payload, waiter: nil, proposal: liveness))
     }
 
     /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`, and
@@ -251,7 +233,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             let next = guarded.withLock { $0.next(head: head, limit: limit, dropped: &dropped) }
             for event in dropped {
                 configuration.logger.debug(
-                    "durable loop '\(loopID)': an effect's event was dropped, its feedback cancelled an effect before its turn: \(event)")
+                    "durable loop '\(loopID)': an effect's event was dropped, its effect was cancelled before its turn: \(event)")
             }
             switch next {
             case .batch(let batch): return batch
@@ -321,20 +303,5 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             }
             head = last
         }
-    }
-}
-
-/// Tells a ``Journaler`` of every effect its inner loop cancels, with the feedback that started
-/// it, so that an effect's event waiting for its turn can be checked again.
-struct CancellationCounter<JournaledState: Codable & Sendable, JournaledEvent: Codable & Sendable>: LoopInstrument {
-    let journaler: Journaler<JournaledState, JournaledEvent>
-
-    func instrumentation<State: Sendable, Event: Sendable>(
-        state: State.Type, event: Event.Type
-    ) -> LoopInstrumentation<State, Event> {
-        let journaler = self.journaler
-        return LoopInstrumentation(onEffect: { effect in
-            if case .cancelled = effect.kind { journaler.effectCancelled(feedback: effect.feedback) }
-        })
     }
 }

@@ -149,3 +149,83 @@ struct CancelledEffectTests {
         #expect(outcome.recovered == outcome.state)
     }
 }
+
+/// Two searches side by side, one effect each (`requests`): cancelling one must not void the
+/// other's answer.
+enum Searches {
+    struct State: Codable, Sendable, Equatable {
+        var queries: Set<Int> = []
+        var answers: [Int] = []
+    }
+
+    enum Event: Codable, Sendable, Equatable {
+        case search(Int)
+        case drop(Int)
+        case answered(Int)
+    }
+
+    @Sendable
+    static func reduce(_ state: inout State, _ event: Event) {
+        switch event {
+        case .search(let query): state.queries.insert(query)
+        case .drop(let query): state.queries.remove(query)
+        case .answered(let answer): state.answers.append(answer)
+        }
+    }
+
+    static func feedbacks(started: Probe<Int>, gate: Gate) -> [Feedback<State, Event>] {
+        [
+            .requests({ $0.queries }) { query in
+                .run { send in
+                    started.record(query)
+                    await gate.wait()
+                    send(.answered(query))
+                    try await Task.sleep(for: .seconds(3_600))
+                }
+            }
+        ]
+    }
+}
+
+extension CancelledEffectTests {
+    /// [search 7, search 8] → both effects start; the journal is held on [drop 8], and both
+    /// answer meanwhile: 8's answer is dropped, 7's — another effect of the same feedback — is
+    /// journaled after the drop, as a plain loop would reduce it.
+    @Test(arguments: Backend.allCases)
+    func cancellingOneRequestLeavesItsSiblingsAnswer(backend: Backend) async throws {
+        let path = Self.journalPath()
+        let journal = RecordingJournal(try SQLiteJournal(path: path))
+        let started = Probe<Int>()
+        let steps = Probe<String>()
+        let gate = Gate()
+        let loop = try await DurableLoop(
+            id: "searches", journal: journal, initial: Searches.State(), reduce: Searches.reduce,
+            feedbacks: { _ in Searches.feedbacks(started: started, gate: gate) },
+            backend: backend, loopConfiguration: LoopConfiguration(instruments: [StepRecorder(steps: steps)]))
+        let accepted = Probe<Int>()
+        let innerObservation = loop.loop.observe { _ in
+            accepted.record(steps.entries.count { $0.contains("proposed") && $0.contains("answered(") })
+        }
+        try await loop.sendAndWait(.search(7))
+        try await loop.sendAndWait(.search(8))
+        try await started.wait(for: "both searches to start") { Set($0) == [7, 8] }
+
+        journal.hold()
+        try loop.send(.drop(8))
+        try await journal.begun.wait(for: "the append of event 3 to begin") { $0.contains(3) }
+        gate.open()
+        try await accepted.wait(for: "the inner loop to accept both answers while event 3 is held") { $0.contains(2) }
+        innerObservation.cancel()
+        journal.release()
+        try await loop.sendAndWait(.search(9))
+        let state = loop.state
+        let dropped = loop.eventsDroppedFromCancelledEffects
+        await loop.stop()
+
+        let records = try await SQLiteJournal(path: path).events(loop: "searches", after: 0, limit: 100)
+        let journaled = try records.map { try JSONDecoder().decode(Searches.Event.self, from: Data($0.payload)) }
+        #expect(state.answers == [7], "the sibling's answer was voided by another request's cancellation")
+        #expect(journaled.prefix(4) == [.search(7), .search(8), .drop(8), .answered(7)])
+        #expect(dropped == 1)
+    }
+}

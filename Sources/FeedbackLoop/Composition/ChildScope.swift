@@ -122,7 +122,7 @@ public struct ChildScope<ParentState: Sendable, ParentEvent: Sendable, ChildStat
     ) -> (ParentState, ParentEvent?, Door) -> Void {
         let memory = ReactorMemory(Memory())
         let lent = LentDoor<Door>()
-        let parentDoor = EmbeddedDoor<ChildEvent, Door>(lent: lent, embed: event.embed)
+        let parentDoor = EmbeddedDoor<ChildEvent, Door>(lent: lent, embed: event.embed, embedFromEffect: event.embedFromEffect)
         let scope = self
         return { parent, parentEvent, door in
             let childEvent = parentEvent.flatMap(scope.event.extract)

@@ -26,6 +26,33 @@ extension Effect {
     }
 }
 
+extension Effect {
+    /// The same work, sending `transform(event, liveness)` for every event it sends, where
+    /// `liveness` tells later whether this effect may still change state (see
+    /// ``EffectLiveness``). A `.send` effect's events get a liveness that is never silenced.
+    @inlinable
+    func map<Parent: Sendable>(
+        withLiveness transform: @escaping @Sendable (Event, EffectLiveness) -> Parent
+    ) -> Effect<Parent> {
+        switch work {
+        case .none:
+            return .none
+        case .send(let events):
+            return Effect<Parent>(.send(events.map { transform($0, EffectLiveness(handle: nil)) }))
+        case .run(let priority, let body):
+            return Effect<Parent>(.run(priority: priority) { sink in
+                let liveness = EffectLiveness(handle: sink.handle)
+                try await body(sink.embedding { transform($0, liveness) })
+            })
+        case .callback(let body):
+            return Effect<Parent>(.callback { sink in
+                let liveness = EffectLiveness(handle: sink.handle)
+                return body(sink.embedding { transform($0, liveness) })
+            })
+        }
+    }
+}
+
 extension Sink {
     /// A sink for a child's events that sends `embed(event)` here: same effect, same
     /// cancellation.

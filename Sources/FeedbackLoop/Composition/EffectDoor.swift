@@ -181,16 +181,23 @@ final class LentDoor<Door: EffectDoor> {
 final class EmbeddedDoor<ChildEvent: Sendable, Door: EffectDoor>: ParentDoor {
     @usableFromInline let lent: LentDoor<Door>
     @usableFromInline let embed: @Sendable (ChildEvent) -> Door.Event
+    /// See ``EventPath/embedFromEffect``.
+    @usableFromInline let embedFromEffect: (@Sendable (ChildEvent, EffectLiveness) -> Door.Event)?
 
     @inlinable
-    init(lent: LentDoor<Door>, embed: @escaping @Sendable (ChildEvent) -> Door.Event) {
+    init(
+        lent: LentDoor<Door>, embed: @escaping @Sendable (ChildEvent) -> Door.Event,
+        embedFromEffect: (@Sendable (ChildEvent, EffectLiveness) -> Door.Event)? = nil
+    ) {
         self.lent = lent
         self.embed = embed
+        self.embedFromEffect = embedFromEffect
     }
 
     @inlinable
     func start(_ effect: Effect<ChildEvent>, in life: ChildLife?) -> EffectHandle? {
-        lent.door.start(effect.map(embed), in: life)
+        if let embedFromEffect { return lent.door.start(effect.map(withLiveness: embedFromEffect), in: life) }
+        return lent.door.start(effect.map(embed), in: life)
     }
 
     @inlinable

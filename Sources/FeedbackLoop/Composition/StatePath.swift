@@ -96,11 +96,48 @@ public struct StatePath<Root, Value>: Sendable {
 public struct EventPath<Root: Sendable, Value: Sendable>: Sendable {
     @usableFromInline let embed: @Sendable (Value) -> Root
     @usableFromInline let extract: @Sendable (Root) -> Value?
+    /// Set by the package's own layers that must tell later whether the effect that sent an event
+    /// may still change state (see ``EffectLiveness``); `nil` for every path users make.
+    @usableFromInline let embedFromEffect: (@Sendable (Value, EffectLiveness) -> Root)?
 
     /// A child's events wrapped by `embed` and found again by `extract`, which must return `nil`
     /// for every event of the parent that `embed` did not make.
     public init(embed: @escaping @Sendable (Value) -> Root, extract: @escaping @Sendable (Root) -> Value?) {
         self.embed = embed
         self.extract = extract
+        self.embedFromEffect = nil
+    }
+
+    /// A path whose `embed` is also told the liveness of the effect that sent each child event
+    /// (events sent by `.send` effects, or embedded outside any effect, get one that is never
+    /// silenced).
+    package init(
+        embedFromEffect: @escaping @Sendable (Value, EffectLiveness) -> Root,
+        extract: @escaping @Sendable (Root) -> Value?
+    ) {
+        self.embed = { embedFromEffect($0, EffectLiveness(handle: nil)) }
+        self.extract = extract
+        self.embedFromEffect = embedFromEffect
+    }
+}
+
+/// Whether the effect that sent an event may still change state: not once the loop cancelled it,
+/// nor once the child feature that started it has gone (``ChildLife``).
+///
+/// For a layer between an effect and the reducer that holds an event for a while — the durable
+/// loop journals an effect's event only after the events ahead of it are reduced, and those may
+/// cancel the effect — and must judge it as the loop would when the event's turn comes.
+@usableFromInline
+package struct EffectLiveness: Sendable {
+    @usableFromInline let handle: EffectHandle?
+
+    @inlinable
+    init(handle: EffectHandle?) {
+        self.handle = handle
+    }
+
+    /// The loop would drop the event now: its effect was cancelled, or its child has gone.
+    package var isSilenced: Bool {
+        handle?.isSilenced ?? false
     }
 }
