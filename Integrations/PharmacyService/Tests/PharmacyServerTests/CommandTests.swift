@@ -154,6 +154,42 @@ struct CommandTests {
         print("SIGTERM to exit with a stuck request, --grace-period 1: \(elapsed)")
     }
 
+    /// The probe: with PostgreSQL unreachable the server started, reported healthy, and said
+    /// nothing until a session request failed 67 s later.
+    @Test("with PostgreSQL unreachable at start the server says so at once, and /health answers 503")
+    func unreachableJournalAtStart() async throws {
+        let process = Process()
+        process.executableURL = try Self.executable()
+        // Nothing listens on port 1 of the loopback.
+        process.arguments = ["--port", "0", "--journal-postgres", "postgres://pharmacy@127.0.0.1:1/pharmacy"]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        let port = try await bounded("pharmacy-service to print the port it listens on") {
+            try await Self.firstLine(of: output.fileHandleForReading)
+        }.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
+        let said = try await bounded("pharmacy-service to log that its journal is unavailable") {
+            try await Self.line(of: errors.fileHandleForReading, containing: "the session journal is unavailable")
+        }
+        #expect(said != nil, "the log ended without saying so")
+        var api = APIClient(host: "127.0.0.1", port: try #require(port))
+        api.timeout = .seconds(15)
+        let health = try await api.send(.GET, "/health")
+        #expect(health.status == .serviceUnavailable && health.errorCode == "journal_unavailable", "\(health.status) \(health.body)")
+    }
+
+    /// The first line of `handle` that contains `text`, or `nil` at its end.
+    private static func line(of handle: FileHandle, containing text: String) async throws -> String? {
+        while let line = try await firstLine(of: handle) {
+            if line.contains(text) { return line }
+        }
+        return nil
+    }
+
     private static func firstLine(of handle: FileHandle) async throws -> String? {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
