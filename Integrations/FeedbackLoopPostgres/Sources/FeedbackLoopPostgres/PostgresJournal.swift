@@ -508,7 +508,8 @@ extension PostgresJournal {
         }
     }
 
-    /// Runs `body` on a connection of ``client``, waiting at most ``connectionTimeout`` for it.
+    /// Runs `body` on a connection of ``client``, waiting at most ``connectionTimeout`` for it
+    /// (see ``Deadline``: once it has its connection, `body` runs to its end).
     func withConnection<Value: Sendable>(_ body: @escaping @Sendable (JournalConnection) async throws -> Value) async throws -> Value {
         let client = self.client, logger = self.logger, timeout = connectionTimeout
         let expired: @Sendable () -> any Error = {
@@ -544,7 +545,8 @@ extension PostgresJournal {
                 try await db.execute("COMMIT")
                 return value
             } catch {
-                // After a failed COMMIT or a terminated session there is nothing to roll back.
+                // Its failure is ignored: after a failed COMMIT, or on a session the server ended,
+                // there is nothing to roll back.
                 try? await db.execute("ROLLBACK")
                 throw error
             }
