@@ -80,7 +80,9 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     ///   - feedbacks: The feedbacks, built once with the run's ``DurableContext``.
     ///   - backend: The engine of the inner loop.
     ///   - configuration: Snapshots, schema version, batch size, logger.
-    ///   - loopConfiguration: The inner loop's configuration (capacity, logging, metrics).
+    ///   - loopConfiguration: The inner loop's configuration (logging, metrics, instruments). Its
+    ///     `capacity` is not applied: every journaled event must be reduced, so the inner loop's
+    ///     queue is unbounded whatever it says.
     /// - Throws: the journal's errors (``JournalError/ownedElsewhere(loop:)`` among them);
     ///   ``DurableLoopError/undecodableEvent(loop:sequence:reason:)``,
     ///   ``DurableLoopError/undecodableSnapshot(loop:sequence:reason:)``,
@@ -134,7 +136,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
                 },
             ],
             backend: backend,
-            configuration: loopConfiguration)
+            configuration: Self.unbounded(loopConfiguration))
         self.id = id
         self.epoch = epoch
         self.recoveredSequence = recovered.sequence
@@ -262,6 +264,15 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         await committer.value
         await loop.stop()
         journaler.failWaiters(reason)
+    }
+
+    /// `configuration` with an unbounded queue: a bounded one would drop journaled events — a
+    /// state that no longer matches its journal — and leave an effect's event waiting for a
+    /// reduce that never comes.
+    static func unbounded(_ configuration: LoopConfiguration) -> LoopConfiguration {
+        var configuration = configuration
+        configuration.capacity = .unbounded
+        return configuration
     }
 
     static func recover(
