@@ -5,7 +5,7 @@
     python3 scripts/chart.py bench.json docs/benchmarks.svg
 
 Each section is drawn only when the report holds its scenario:
-- send -> observed latency percentiles per backend and the AsyncStream limit's own percentiles
+- send -> observed latency percentiles per backend and the limit's own percentiles
   at 10, 50 and 90 % of each one's maximum rate (log scale), under the machine note (processors,
   allocator, load average at the start and end of the run), so that noise reads as noise;
 - throughput per scenario (units per second) for the limit, each backend and the peer. Log
