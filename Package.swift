@@ -124,6 +124,8 @@ let package = Package(
             name: "FeedbackLoopDurableTesting",
             dependencies: [
                 "FeedbackLoopDurable", "FeedbackLoop",
+                // Failures worded and reported as TestLoop's (its package-visible FailureReport).
+                "FeedbackLoopTesting",
                 // Diffs and failures as in FeedbackLoopTesting (see there for the support product).
                 .product(name: "CustomDump", package: "swift-custom-dump"),
                 .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),

@@ -1,6 +1,7 @@
 import CustomDump
 import FeedbackLoop
 import FeedbackLoopDurable
+import FeedbackLoopTesting
 import Foundation
 import IssueReporting
 
@@ -403,45 +404,10 @@ public final class DurableTestLoop<State: Codable & Sendable & Equatable, Event:
     }
 
     static func difference(_ expected: State, _ actual: State) -> String {
-        diff(expected, actual, format: .proportional)
-            .map { "\n\n" + $0.indenting(by: 2) + "\n\n(Expected: −, Actual: +)" } ?? ""
+        differenceForFailure(expected, actual)
     }
 
     func describe(_ event: Event) -> String {
         describeOnOneLine(event)
-    }
-}
-
-/// A value on one line, short enough for a failure message's first sentence.
-func describeOnOneLine(_ value: some Any) -> String {
-    var text = ""
-    customDump(value, to: &text, maxDepth: 3)
-    let line = text.split(separator: "\n")
-        .map { $0.trimmingPrefix(while: \.isWhitespace) }
-        .joined(separator: " ")
-        .replacing("( ", with: "(").replacing(" )", with: ")")
-        .replacing("[ ", with: "[").replacing(" ]", with: "]")
-        .replacing(#/\[\d+\]: /#, with: "")
-    return line.count > 300 ? line.prefix(299) + "…" : line
-}
-
-/// Where a test loop's method was called: where its failures are reported.
-struct CallSite: Sendable {
-    let fileID: StaticString
-    let filePath: StaticString
-    let line: UInt
-    let column: UInt
-
-    /// Fails the running test — Swift Testing or XCTest — with `headline` as the message's
-    /// first line and `detail` below it.
-    func fail(_ headline: String, _ detail: String) {
-        reportIssue(headline + "\n\n" + detail, fileID: fileID, filePath: filePath, line: line, column: column)
-    }
-}
-
-extension String {
-    func indenting(by count: Int) -> String {
-        let indent = String(repeating: " ", count: count)
-        return split(separator: "\n", omittingEmptySubsequences: false).map { indent + $0 }.joined(separator: "\n")
     }
 }

@@ -1,5 +1,6 @@
 import CustomDump
 import FeedbackLoopDurable
+import FeedbackLoopTesting
 import Foundation
 
 /// Replays real journals through the current code, before a deploy does: every record of every

@@ -550,8 +550,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
             return
         }
         if expected != after {
-            let difference = diff(expected, after, format: .proportional)
-                .map { "\n\n" + $0.indenting(by: 2) + "\n\n(Expected: −, Actual: +)" } ?? ""
+            let difference = differenceForFailure(expected, after)
             if expectation == nil {
                 at.fail(
                     "Unasserted state change: \(action)",
@@ -628,16 +627,7 @@ public final class TestLoop<State: Sendable & Equatable, Event: Sendable & Equat
 
     /// An event on one line, short enough for a failure message's first sentence.
     private func describe(_ event: Event) -> String {
-        var text = ""
-        customDump(event, to: &text, maxDepth: 3)
-        let line = text.split(separator: "\n")
-            .map { $0.trimmingPrefix(while: \.isWhitespace) }
-            .joined(separator: " ")
-            .replacing("( ", with: "(").replacing(" )", with: ")")
-            .replacing("[ ", with: "[").replacing(" ]", with: "]")
-            // customDump numbers array elements on their own lines; on one line they are noise.
-            .replacing(#/\[\d+\]: /#, with: "")
-        return line.count > 300 ? line.prefix(299) + "…" : line
+        describeOnOneLine(event)
     }
 }
 
@@ -648,28 +638,4 @@ enum UnorderedMatch {
     /// With strict received-event checks: a transition among the next ones that is none of the
     /// expected events.
     case unexpected(Int)
-}
-
-/// Where a test loop's method was called: where its failures are reported.
-struct CallSite: Sendable {
-    let fileID: StaticString
-    let filePath: StaticString
-    let line: UInt
-    let column: UInt
-
-    /// Fails the running test — Swift Testing or XCTest — with `headline` as the message's
-    /// first line and `detail` below it.
-    func fail(_ headline: String, _ detail: String) {
-        reportIssue(
-            headline + "\n\n" + detail, fileID: fileID, filePath: filePath, line: line, column: column)
-    }
-}
-
-extension String {
-    fileprivate func indenting(by count: Int) -> String {
-        let indent = String(repeating: " ", count: count)
-        return split(separator: "\n", omittingEmptySubsequences: false)
-            .map { indent + $0 }
-            .joined(separator: "\n")
-    }
 }
