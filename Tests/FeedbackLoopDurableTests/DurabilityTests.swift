@@ -1,0 +1,92 @@
+import FeedbackLoop
+import FeedbackLoopDurable
+import FeedbackLoopDurableTesting
+import Foundation
+import Testing
+
+/// The durability suite on every store of this package and every backend: the SQLite store, each
+/// test with a file of its own, and the test kit's in-memory journal, each test with its own
+/// journal that every "new handle" shares. (The PostgreSQL store runs it in its own package.)
+@Suite("Durability: every store of this package")
+struct DurabilityTests {
+    enum Store: CaseIterable, Sendable, CustomStringConvertible {
+        case sqlite, inMemory
+
+        var description: String {
+            switch self {
+            case .sqlite: "SQLite"
+            case .inMemory: "in memory"
+            }
+        }
+    }
+
+    static let cases = Store.allCases.flatMap { store in Backend.allCases.map { (store, $0) } }
+
+    static func environment(_ store: Store, _ backend: Backend) -> DurabilityEnvironment {
+        switch store {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory
+                .appending(path: "durable-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+            return DurabilityEnvironment(
+                backend: backend,
+                makeJournal: { try SQLiteJournal(path: path) },
+                depose: { loop in _ = try await SQLiteJournal(path: path).acquire(loop: loop) })
+        case .inMemory:
+            let journal = InMemoryJournal()
+            return DurabilityEnvironment(
+                backend: backend,
+                makeJournal: { journal },
+                depose: { loop in _ = try await journal.acquire(loop: loop) })
+        }
+    }
+
+    @Test(arguments: cases)
+    func persistBeforeAct(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.persistBeforeAct(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func groupCommit(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.groupCommit(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func snapshots(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.snapshots(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func recovery(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.recovery(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func effectEventsAreJournaledDensely(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.effectEventsAreJournaledDensely(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func undecodableRecord(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.undecodableRecord(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func newerSchemaVersion(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.newerSchemaVersion(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func eventAfterStop(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.eventAfterStop(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func deposedOwnerIsFenced(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.deposedOwnerIsFenced(Self.environment(store, backend))
+    }
+
+    @Test("Every check in DurabilityChecks.all has a test here")
+    func everyCheckHasATest() {
+        #expect(DurabilityChecks.all.count == 9)
+    }
+}
