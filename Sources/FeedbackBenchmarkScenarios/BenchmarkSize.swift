@@ -68,7 +68,7 @@ public struct BenchmarkSize: Codable, Sendable, Hashable {
     /// extra zeros is a clear error instead of a run that would last for days.
     public static let maximumEvents = 100_000_000
 
-    /// A rough wall-time estimate for a default run (every scenario, both backends) of `events`,
+    /// A rough wall-time estimate for a default run (every scenario, every backend) of `events`,
     /// in whole minutes, from the medium run's ~1 minute per million events on 2 loaded cores.
     public static func estimatedMinutes(events: Int) -> Int {
         Swift.max(1, (events + 999_999) / 1_000_000)

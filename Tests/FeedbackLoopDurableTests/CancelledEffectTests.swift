@@ -39,11 +39,18 @@ enum Search {
                     started.record(query)
                     await gate.wait()
                     send(.answered(query))
-                    try await Task.sleep(for: .seconds(3_600))
+                    await suspendUntilCancelled()
                 }
             }
         ]
     }
+}
+
+/// Returns once the calling task is cancelled: a never-ending effect's body.
+func suspendUntilCancelled() async {
+    let (forever, continuation) = AsyncStream<Never>.makeStream()
+    for await _ in forever {}  // ends when the task is cancelled
+    continuation.finish()
 }
 
 /// Opens once; everyone waiting, and everyone who waits later, goes on.
@@ -180,7 +187,7 @@ enum Searches {
                     started.record(query)
                     await gate.wait()
                     send(.answered(query))
-                    try await Task.sleep(for: .seconds(3_600))
+                    await suspendUntilCancelled()
                 }
             }
         ]

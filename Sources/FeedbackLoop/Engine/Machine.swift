@@ -7,11 +7,11 @@ import Synchronization
 typealias Reactor<State: Sendable, Event: Sendable> = (State, Event?, Effects<State, Event>) -> Void
 
 /// The single owner of a loop's state: the state itself, the reducer, the running feedbacks and
-/// the observers. Both backends drive the same machine; only who holds it differs (the drain-role
-/// thread for `callback`, the actor for `actor`). It is never touched concurrently, which is why
-/// it needs no lock and is not `Sendable` — and why its properties opt out of run-time
-/// exclusivity checks, which cost ~700 instructions per ping-pong cycle for nothing: only the
-/// drain-role holder ever touches them, one access at a time.
+/// the observers. All three backends drive the same machine; only who holds it differs (the
+/// drain-role thread for `callback`, the actor for `actor`, the host task for `stream`). It is
+/// never touched concurrently, which is why it needs no lock and is not `Sendable` — and why its
+/// properties opt out of run-time exclusivity checks, which W2 (ping-pong) paid for nothing: only
+/// the drain-role holder ever touches them, one access at a time.
 @usableFromInline
 final class Machine<State: Sendable, Event: Sendable> {
     @exclusivity(unchecked) @usableFromInline var state: State
