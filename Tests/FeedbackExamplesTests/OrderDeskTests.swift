@@ -108,6 +108,9 @@ struct OrderDeskTests {
         await loop.send(.place(["soup"])) {
             $0.orders[id: 1] = Self.submitting(["soup"]); $0.nextID = 2; $0.inFlight = [1]
         }
+        // The twins' calls carry the same items: order 1's must be call 0 before order 2 is
+        // placed, since two effects' tasks reach the kitchen in whichever order they are run.
+        await kitchen.calls.waitForCalls(1)
         await loop.send(.place(["soup"])) {
             $0.orders[id: 2] = Self.submitting(["soup"]); $0.nextID = 3; $0.inFlight = [1, 2]
         }
