@@ -52,33 +52,8 @@ final class RawConnections: @unchecked Sendable {
     /// `timeout`. Returns what each connection received before the close, in order; throws if
     /// some are still open when `timeout` passes.
     func waitUntilServerClosesAll(timeout: Duration) async throws -> [String] {
-        let descriptors = self.descriptors
-        return try await Self.onThread {
-            var received = [[UInt8]](repeating: [], count: descriptors.count)
-            var open = Set(descriptors.indices)
-            let deadline = ContinuousClock.now + timeout
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !open.isEmpty {
-                let left = ContinuousClock.now.duration(to: deadline)
-                guard left > .zero else {
-                    throw Failure(description: "\(open.count) of \(descriptors.count) connections still open after \(timeout)")
-                }
-                let indices = Array(open)
-                var polls = indices.map { pollfd(fd: descriptors[$0], events: Int16(POLLIN), revents: 0) }
-                let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-                guard poll(&polls, nfds_t(polls.count), milliseconds) >= 0 else {
-                    throw Failure(description: "poll() failed: errno \(errno)")
-                }
-                for (slot, index) in indices.enumerated() where polls[slot].revents != 0 {
-                    let count = recv(descriptors[index], &buffer, buffer.count, 0)
-                    if count > 0 {
-                        received[index] += buffer[0..<count]
-                    } else {
-                        open.remove(index)
-                    }
-                }
-            }
-            return received.map { String(decoding: $0, as: UTF8.self) }
+        try await read(timeout: timeout, unfinished: { "\($0) of \($1) connections still open after \(timeout)" }) { _, _, closed in
+            closed
         }
     }
 
@@ -86,6 +61,24 @@ final class RawConnections: @unchecked Sendable {
     /// `timeout` in all; returns what each received. Throws if a connection closes first, or the
     /// time runs out.
     func receiveOnEach(until marker: String, timeout: Duration) async throws -> [String] {
+        try await read(
+            timeout: timeout,
+            unfinished: { "\($0) of \($1) connections did not receive '\(marker)' within \(timeout)" }
+        ) { index, received, closed in
+            if closed {
+                throw Failure(description: "connection \(index) closed before it received '\(marker)': \(received)")
+            }
+            return received.contains(marker)
+        }
+    }
+
+    /// Reads from every connection until `done(index, received so far, closed)` says that one is
+    /// done (it may throw), for at most `timeout` in all; returns what each received.
+    private func read(
+        timeout: Duration,
+        unfinished: @escaping @Sendable (_ left: Int, _ of: Int) -> String,
+        done: @escaping @Sendable (Int, String, Bool) throws -> Bool
+    ) async throws -> [String] {
         let descriptors = self.descriptors
         return try await Self.onThread {
             var received = [[UInt8]](repeating: [], count: descriptors.count)
@@ -94,9 +87,7 @@ final class RawConnections: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !waiting.isEmpty {
                 let left = ContinuousClock.now.duration(to: deadline)
-                guard left > .zero else {
-                    throw Failure(description: "\(waiting.count) of \(descriptors.count) connections did not receive '\(marker)' within \(timeout)")
-                }
+                guard left > .zero else { throw Failure(description: unfinished(waiting.count, descriptors.count)) }
                 let indices = Array(waiting)
                 var polls = indices.map { pollfd(fd: descriptors[$0], events: Int16(POLLIN), revents: 0) }
                 let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
@@ -105,11 +96,8 @@ final class RawConnections: @unchecked Sendable {
                 }
                 for (slot, index) in indices.enumerated() where polls[slot].revents != 0 {
                     let count = recv(descriptors[index], &buffer, buffer.count, 0)
-                    guard count > 0 else {
-                        throw Failure(description: "connection \(index) closed before it received '\(marker)': \(String(decoding: received[index], as: UTF8.self))")
-                    }
-                    received[index] += buffer[0..<count]
-                    if String(decoding: received[index], as: UTF8.self).contains(marker) { waiting.remove(index) }
+                    if count > 0 { received[index] += buffer[0..<count] }
+                    if try done(index, String(decoding: received[index], as: UTF8.self), count <= 0) { waiting.remove(index) }
                 }
             }
             return received.map { String(decoding: $0, as: UTF8.self) }
