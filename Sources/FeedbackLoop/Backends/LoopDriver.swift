@@ -2,36 +2,91 @@
 ///
 /// Shared (`Engine/`): the lock-guarded ``CoreState`` (queue, drain role, registry of running
 /// effects, stop, idle, statistics), the ``Machine`` (state, reducer, feedback reactors,
-/// observers) and ``LoopCore``, which takes events in and keeps the books. A backend provides only
-/// *where and when the machine runs*: what happens once a caller has won the drain role, how
-/// and teardown reaches the machine. Each backend's answer lives in its own folder
-/// (`Backends/Callback/`, `Backends/Actor/`, `Backends/Stream/`), behind this protocol.
+/// observers) and ``LoopCore``, which takes events in and keeps the books. A backend decides only
+/// *where and when the machine runs*: what happens once a caller has won the drain role, where
+/// teardown reaches the machine, and where a `.run` effect's task lives. Each backend's answer is
+/// in its own folder (`Backends/Callback/`, `Backends/Actor/`, `Backends/Stream/`), behind this
+/// protocol, and the engine calls nothing of a backend but these requirements. A backend in turn
+/// calls only the engine's drain turn (``LoopCore/drainPass(_:first:releaseWhenEmpty:budget:)``,
+/// ``LoopCore/reduceInPlace(_:event:from:)``, ``LoopCore/tearDown(_:)``), its stop transition
+/// and the end of an effect's task.
 ///
 /// Dispatch goes through the ``Driver`` enum rather than an existential: a `switch` over concrete
 /// driver types lets a client binary specialise every backend's drain for its own `State` and
-/// `Event`, where a witness-table call would run the library's unspecialised generic code
-/// (measured: ~956 instructions of metadata lookups per event).
+/// `Event`, where a witness-table call would run the library's unspecialised generic code (the
+/// cross-module measurement in /work/shared's MEASUREMENTS.md: metadata lookups on every event).
 @usableFromInline
 protocol LoopDriver<State, Event>: Sendable {
     associatedtype State: Sendable
     associatedtype Event: Sendable
+
+    /// The loop was just made and its `.start` item is about to be queued.
+    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting)
+
+    /// The caller has just won the drain role with `event` in hand, not queued (see
+    /// ``CoreState/send(_:from:)``): reduce it first, then drain. The role must be released (or
+    /// teardown performed) by the code this starts, exactly once.
+    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?)
 
     /// The caller has just won the drain role with `item` (see ``CoreState/enqueue(_:external:)``):
     /// run the machine, starting with `item`, until the queue is empty or stop begins. The role
     /// must be released (or teardown performed) by the code this starts, exactly once.
     func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>)
 
-    /// The caller holds the drain role after stop began: finish the machine where it lives
-    /// (``LoopCore/tearDown(_:)``).
-    func tearDown(_ core: LoopCore<State, Event>)
+    /// Stop has begun. With `tearDown`, the caller holds the drain role and the machine must be
+    /// torn down where it lives (``LoopCore/tearDown(_:)``).
+    func stopBegan(_ core: LoopCore<State, Event>, tearDown: Bool)
 
-    /// ``tearDown(_:)`` for a caller that is a task and waits for the stop anyway: no new task.
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async
+    /// ``stopBegan(_:tearDown:)`` for a caller that is a task and waits for the stop anyway: it
+    /// does the work itself rather than start a task for it.
+    func stopBeganInCaller(_ core: LoopCore<State, Event>, tearDown: Bool) async
+
+    /// ``Loop/run()``'s caller offers its task to host the loop; returns once the loop no longer
+    /// needs it. A backend with nothing to host returns at once.
+    func host(_ core: LoopCore<State, Event>, forRun hosting: LoopHosting) async
+
+    /// Starts a `.run` effect's task, which runs `body` with `sink` inside `marker` and reports
+    /// its end to ``LoopCore/taskReturned(_:error:)``; returns how the loop stops it.
+    func startTask(
+        _ core: LoopCore<State, Event>, handle: EffectHandle, priority: UInt8?,
+        body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
+    ) -> EffectStopper
+}
+
+extension LoopDriver {
+    // A backend with no host of its own (`callback`, `actor`) runs the machine wherever the drain
+    // role is taken: nothing to start, and nothing to host for `run()`.
+
+    @inlinable
+    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {}
+
+    @inlinable
+    func host(_ core: LoopCore<State, Event>, forRun hosting: LoopHosting) async {}
+
+    /// An unstructured task per effect. `Task.immediate` (SE-0472), to run it on the actor up to
+    /// its first suspension, was measured on the actor backend and cost more (W3 churn with a
+    /// `.run` effect). A closure literal, not a closure handed in: converting a function value to
+    /// `Task`'s `@isolated(any)` operation allocates a thunk, two mallocs per effect.
+    @inlinable
+    func startTask(
+        _ core: LoopCore<State, Event>, handle: EffectHandle, priority: UInt8?,
+        body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
+    ) -> EffectStopper {
+        .task(
+            Task(priority: priority.map(TaskPriority.init(rawValue:))) {
+                do {
+                    try await EffectMarker.inside(marker) { try await body(sink) }
+                    core.taskReturned(handle, error: nil)
+                } catch {
+                    core.taskReturned(handle, error: error)
+                }
+            })
+    }
 }
 
 /// The backend a loop was made with, as a closed set of concrete drivers (see ``LoopDriver``).
 @usableFromInline
-enum Driver<State: Sendable, Event: Sendable>: Sendable {
+enum Driver<State: Sendable, Event: Sendable>: LoopDriver {
     case callback(CallbackDriver<State, Event>)
     case actor(ActorDriver<State, Event>)
     case stream(StreamDriver<State, Event>)
@@ -46,6 +101,24 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
     }
 
     @inlinable
+    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
+        switch self {
+        case .callback(let driver): driver.start(core, hosting: hosting)
+        case .actor(let driver): driver.start(core, hosting: hosting)
+        case .stream(let driver): driver.start(core, hosting: hosting)
+        }
+    }
+
+    @inlinable
+    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?) {
+        switch self {
+        case .callback(let driver): driver.drain(core, event: event, from: handle)
+        case .actor(let driver): driver.drain(core, event: event, from: handle)
+        case .stream(let driver): driver.drain(core, event: event, from: handle)
+        }
+    }
+
+    @inlinable
     func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
         switch self {
         case .callback(let driver): driver.drain(core, startingWith: item)
@@ -54,65 +127,45 @@ enum Driver<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// The caller has just won the drain role with an event in hand (``CoreState/send(_:from:)``):
-    /// `callback` reduces it in place; the others wake their drain with it as the first item.
     @inlinable
-    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?) {
+    func stopBegan(_ core: LoopCore<State, Event>, tearDown: Bool) {
         switch self {
-        case .callback(let driver): core.drainInPlace(driver.machine, event: event, from: handle)
-        case .actor(let driver): driver.drain(core, startingWith: .event(event, handle))
-        case .stream(let driver): driver.drain(core, startingWith: .event(event, handle))
+        case .callback(let driver): driver.stopBegan(core, tearDown: tearDown)
+        case .actor(let driver): driver.stopBegan(core, tearDown: tearDown)
+        case .stream(let driver): driver.stopBegan(core, tearDown: tearDown)
         }
     }
 
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
+    func stopBeganInCaller(_ core: LoopCore<State, Event>, tearDown: Bool) async {
         switch self {
-        case .callback(let driver): driver.tearDown(core)
-        case .actor(let driver): driver.tearDown(core)
-        case .stream(let driver): driver.tearDown(core)
+        case .callback(let driver): await driver.stopBeganInCaller(core, tearDown: tearDown)
+        case .actor(let driver): await driver.stopBeganInCaller(core, tearDown: tearDown)
+        case .stream(let driver): await driver.stopBeganInCaller(core, tearDown: tearDown)
         }
     }
 
     @inlinable
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
+    func host(_ core: LoopCore<State, Event>, forRun hosting: LoopHosting) async {
         switch self {
-        case .callback(let driver): await driver.tearDownInCaller(core)
-        case .actor(let driver): await driver.tearDownInCaller(core)
-        case .stream(let driver): await driver.tearDownInCaller(core)
+        case .callback(let driver): await driver.host(core, forRun: hosting)
+        case .actor(let driver): await driver.host(core, forRun: hosting)
+        case .stream(let driver): await driver.host(core, forRun: hosting)
         }
     }
 
-    /// The capacity of the machine's spare queue buffer, for tests that check a burst's peak is
-    /// given back. Read where the machine lives: on the actor, or under the lock while no one
-    /// holds the drain role.
-    func spareCapacity(_ core: LoopCore<State, Event>) async -> Int {
+    @inlinable
+    func startTask(
+        _ core: LoopCore<State, Event>, handle: EffectHandle, priority: UInt8?,
+        body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
+    ) -> EffectStopper {
         switch self {
-        case .callback(let driver): core.lock.withLock { _ in driver.machine.spare.capacity }
-        case .actor(.own(let actor)): await actor.spareCapacity()
-        case .actor(.executor(let actor)): await actor.spareCapacity()
-        case .stream(let driver): core.lock.withLock { _ in driver.machine.spare.capacity }
+        case .callback(let driver):
+            driver.startTask(core, handle: handle, priority: priority, body: body, sink: sink, marker: marker)
+        case .actor(let driver):
+            driver.startTask(core, handle: handle, priority: priority, body: body, sink: sink, marker: marker)
+        case .stream(let driver):
+            driver.startTask(core, handle: handle, priority: priority, body: body, sink: sink, marker: marker)
         }
-    }
-
-    // The `stream` backend's host (see ``StreamDriver``): the other backends run the machine
-    // wherever the drain role is taken and have nothing to start or host.
-
-    /// The loop was just made.
-    @inlinable
-    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
-        if case .stream(let driver) = self { driver.start(core, hosting: hosting) }
-    }
-
-    /// Stop began; a loop nobody hosted yet gets a host to tear it down.
-    @inlinable
-    func stopBegan(_ core: LoopCore<State, Event>) {
-        if case .stream(let driver) = self { driver.stopBegan(core) }
-    }
-
-    /// ``stopBegan(_:)`` for a caller that waits for the stop anyway.
-    @inlinable
-    func stopBeganInCaller(_ core: LoopCore<State, Event>) async {
-        if case .stream(let driver) = self { await driver.stopBeganInCaller(core) }
     }
 }

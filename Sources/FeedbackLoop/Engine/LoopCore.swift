@@ -144,7 +144,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// `callback` backend): reduces it here, with no queue item, then publishes the state and
     /// releases the role in one lock — or, if events arrived meanwhile, drains them too.
     @inlinable
-    func drainInPlace(_ machine: Machine<State, Event>, event: Event, from handle: EffectHandle?) {
+    func reduceInPlace(_ machine: Machine<State, Event>, event: Event, from handle: EffectHandle?) {
         if stopRequested.load(ordering: .relaxed) {
             discard(CollectionOfOne(.event(event, handle)))
         } else {
@@ -157,14 +157,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
                 state: machine.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped,
                 retired: &retired)
         }
-        retired = nil  // after the lock: see `drainLoop`
+        retired = nil  // after the lock: see `drainPass`
         switch end {
         case .released:
             return
         case .releasedWaking(let waiters):
             for waiter in waiters { waiter.resume() }
         case .more:
-            drainLoop(machine, first: nil)
+            drainPass(machine, first: nil)
         case .tearDown:
             tearDown(machine)
         }
@@ -183,7 +183,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// its thread (the actor, on a pool of one thread per core) gives way to other work there.
     @inlinable
     @discardableResult
-    func drainLoop(
+    func drainPass(
         _ machine: Machine<State, Event>,
         first: QueueItem<State, Event>?,
         releaseWhenEmpty: Bool = true,
@@ -267,7 +267,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     func publish(_ machine: Machine<State, Event>) {
         let counts = machine.takeCounts()
         // The state published before comes back out of the lock and is released here, after it
-        // (see `drainLoop`).
+        // (see `drainPass`).
         _ = lock.withLock {
             $0.publish(machine.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped)
         }
@@ -332,31 +332,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
-            if case .stream(let driver) = driver {
-                // A child of the host's task group, added once this drain pass ends.
-                let cancellation = ChildCancellation()
-                driver.children.append(
-                    ChildEffect(
-                        handle: handle, priority: priority.map(TaskPriority.init(rawValue:)), body: body, sink: sink,
-                        marker: marker, cancellation: cancellation))
-                let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .child(cancellation))) }
-                _ = unkept  // released here, after the lock
-                return handle
-            }
-            // The other backends run a `.run` effect in a plain task. `Task.immediate`
-            // (SE-0472), to run it on the actor up to its first suspension, was measured on the
-            // actor backend and cost more (W3: 21,620 → 25,465 instructions per cycle). A closure
-            // literal, not a closure handed through the driver: converting a function value to
-            // `Task`'s `@isolated(any)` operation allocates a thunk, two mallocs per effect.
-            let task = Task(priority: priority.map(TaskPriority.init(rawValue:))) {
-                do {
-                    try await EffectMarker.inside(marker) { try await body(sink) }
-                    self.taskReturned(handle, error: nil)
-                } catch {
-                    self.taskReturned(handle, error: error)
-                }
-            }
-            let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .task(task))) }
+            let stopper = driver.startTask(self, handle: handle, priority: priority, body: body, sink: sink, marker: marker)
+            let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: stopper)) }
             _ = unkept  // released here, after the lock
             return handle
         case .callback(let body):
@@ -462,8 +439,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// discarded, and every effect is cancelled once the drain role is free.
     @inlinable
     func beginStop() {
-        if beginStopTakingTeardown() { tearDown() }
-        driver.stopBegan(self)
+        driver.stopBegan(self, tearDown: beginStopTakingTeardown())
     }
 
     /// ``beginStop()`` for a caller that will wait for the stop anyway (``Loop/stop()``): when the
@@ -471,8 +447,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
     /// actor — instead of a new task, and the wait that follows finds the loop stopped.
     @inlinable
     func beginStopInCaller() async {
-        if beginStopTakingTeardown() { await driver.tearDownInCaller(self) }
-        await driver.stopBeganInCaller(self)
+        await driver.stopBeganInCaller(self, tearDown: beginStopTakingTeardown())
     }
 
     /// Stop's transition and its reports; `true` if the caller now holds the drain role and must
@@ -490,12 +465,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         }
         if case .tearDown = action { return true }
         return false
-    }
-
-    /// The caller holds the drain role after stop began: tear down where the machine lives.
-    @inlinable
-    func tearDown() {
-        driver.tearDown(self)
     }
 
     /// Finishes observers, releases feedbacks and cancels every running effect exactly once.
@@ -530,12 +499,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: EventReceiver, Sendable 
         return marker.effect
     }
 
-    /// Hosts the loop in the calling task, for ``Loop/run()``, if it is a `stream` loop waiting
-    /// for its host (``LoopHosting/run``); returns once it is torn down and every effect ended.
+    /// Hosts the loop in the calling task, for ``Loop/run()``, if its backend keeps a task tree
+    /// and waits for a host (``LoopHosting/run``); returns once it no longer needs the task.
     @inlinable
     func hostForRun() async {
-        guard case .stream(let driver) = driver, configuration.hosting == .run, driver.claimHost() else { return }
-        await driver.host(self, cancellable: true)
+        await driver.host(self, forRun: configuration.hosting)
     }
 
     /// Returns once the loop has stopped and every effect has ended — every effect but the

@@ -24,7 +24,7 @@ final class Machine<State: Sendable, Event: Sendable> {
     @exclusivity(unchecked) @usableFromInline var reduced = 0
     @exclusivity(unchecked) @usableFromInline var droppedFromCancelledEffects = 0
     /// Whether the last second look of a backend that yields before releasing the drain role
-    /// (``LoopCore/drainLoop(_:first:releaseWhenEmpty:budget:)``) found events: while it does
+    /// (``LoopCore/drainPass(_:first:releaseWhenEmpty:budget:)``) found events: while it does
     /// not, a wake-up that found the queue empty releases the role at once.
     @exclusivity(unchecked) @usableFromInline var secondLookPays = true
 

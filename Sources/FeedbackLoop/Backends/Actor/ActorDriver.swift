@@ -18,6 +18,11 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
     }
 
     @inlinable
+    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?) {
+        drain(core, startingWith: .event(event, handle))
+    }
+
+    @inlinable
     func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
         switch self {
         case .own(let actor): Task { await actor.wake(core, first: item) }
@@ -26,7 +31,8 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
     }
 
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
+    func stopBegan(_ core: LoopCore<State, Event>, tearDown: Bool) {
+        guard tearDown else { return }
         switch self {
         case .own(let actor): Task { await actor.tearDown(core) }
         case .executor(let actor): Task { await actor.tearDown(core) }
@@ -35,7 +41,8 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
 
     /// A hop from the caller's task to the actor: no task of its own.
     @inlinable
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
+    func stopBeganInCaller(_ core: LoopCore<State, Event>, tearDown: Bool) async {
+        guard tearDown else { return }
         switch self {
         case .own(let actor): await actor.tearDown(core)
         case .executor(let actor): await actor.tearDown(core)

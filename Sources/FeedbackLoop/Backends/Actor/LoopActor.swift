@@ -25,7 +25,7 @@ extension MachineActor {
     /// included.
     @inlinable
     func wake(_ core: LoopCore<State, Event>, first: QueueItem<State, Event>) async {
-        var end = core.drainLoop(machine, first: first, releaseWhenEmpty: false, budget: LoopCore<State, Event>.turnBudget)
+        var end = core.drainPass(machine, first: first, releaseWhenEmpty: false, budget: LoopCore<State, Event>.turnBudget)
         var releaseWhenEmpty = false
         while true {
             switch end {
@@ -34,18 +34,13 @@ extension MachineActor {
             case .paused: break
             }
             await Task.yield()
-            end = core.drainLoop(machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
+            end = core.drainPass(machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
         }
     }
 
     @inlinable
     func tearDown(_ core: LoopCore<State, Event>) {
         core.tearDown(machine)
-    }
-
-    /// See ``Driver/spareCapacity()``.
-    func spareCapacity() -> Int {
-        machine.spare.capacity
     }
 }
 

@@ -16,19 +16,26 @@ struct CallbackDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked 
         self.machine = machine
     }
 
-    /// Drains on the calling thread, before `send` returns.
+    /// Reduces the sender's event on the calling thread, with no queue item, before `send`
+    /// returns.
+    @inlinable
+    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?) {
+        core.reduceInPlace(machine, event: event, from: handle)
+    }
+
+    /// Drains on the calling thread, before the caller returns.
     @inlinable
     func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
-        core.drainLoop(machine, first: item)
+        core.drainPass(machine, first: item)
     }
 
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
-        core.tearDown(machine)
+    func stopBegan(_ core: LoopCore<State, Event>, tearDown: Bool) {
+        if tearDown { core.tearDown(machine) }
     }
 
     @inlinable
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
-        core.tearDown(machine)
+    func stopBeganInCaller(_ core: LoopCore<State, Event>, tearDown: Bool) async {
+        if tearDown { core.tearDown(machine) }
     }
 }

@@ -62,18 +62,60 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     // MARK: The seam
 
     @inlinable
+    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
+        guard hosting == .ownTask, claimHost() else { return }
+        Task { await self.host(core, cancellable: false) }
+    }
+
+    @inlinable
+    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?) {
+        send(.drain(.event(event, handle)), core)
+    }
+
+    @inlinable
     func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
         send(.drain(item), core)
     }
 
+    /// A loop nobody hosted yet (``LoopHosting/run`` and nobody ran it) gets a task to host its
+    /// teardown, so that effects end and `stop()`'s waiters return.
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
-        send(.tearDown, core)
+    func stopBegan(_ core: LoopCore<State, Event>, tearDown: Bool) {
+        if tearDown { send(.tearDown, core) }
+        guard claimHost() else { return }
+        Task { await self.host(core, cancellable: false) }
     }
 
+    /// ``stopBegan(_:tearDown:)`` for a caller that waits for the stop anyway: it hosts the
+    /// teardown itself.
     @inlinable
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
-        send(.tearDown, core)
+    func stopBeganInCaller(_ core: LoopCore<State, Event>, tearDown: Bool) async {
+        if tearDown { send(.tearDown, core) }
+        guard claimHost() else { return }
+        await host(core, cancellable: true)
+    }
+
+    /// With ``LoopHosting/run``, the first caller of ``Loop/run()`` hosts the loop in its task;
+    /// returns once the loop is torn down and every effect ended.
+    @inlinable
+    func host(_ core: LoopCore<State, Event>, forRun hosting: LoopHosting) async {
+        guard hosting == .run, claimHost() else { return }
+        await host(core, cancellable: true)
+    }
+
+    /// A child of the host's task group, added once this drain pass ends. Called by the machine,
+    /// so by the host (or, once the host has ended, the drain role's holder): `children` is its.
+    @inlinable
+    func startTask(
+        _ core: LoopCore<State, Event>, handle: EffectHandle, priority: UInt8?,
+        body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
+    ) -> EffectStopper {
+        let cancellation = ChildCancellation()
+        children.append(
+            ChildEffect(
+                handle: handle, priority: priority.map(TaskPriority.init(rawValue:)), body: body, sink: sink,
+                marker: marker, cancellation: cancellation))
+        return .child(cancellation)
     }
 
     @inlinable
@@ -231,7 +273,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         _ core: LoopCore<State, Event>, first: QueueItem<State, Event>?, releaseWhenEmpty: Bool,
         startChildren: () -> Bool
     ) async -> Turn {
-        var end = core.drainLoop(
+        var end = core.drainPass(
             machine, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
         var releaseWhenEmpty = releaseWhenEmpty
         while true {
@@ -244,7 +286,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             }
             guard started else { return .needsGroup(releaseWhenEmpty: releaseWhenEmpty) }
             await Task.yield()
-            end = core.drainLoop(
+            end = core.drainPass(
                 machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
         }
     }
@@ -311,7 +353,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @usableFromInline
     func handleInPlace(_ signal: Signal, _ core: LoopCore<State, Event>) {
         switch signal {
-        case .drain(let first): core.drainLoop(machine, first: first)
+        case .drain(let first): core.drainPass(machine, first: first)
         case .tearDown: core.tearDown(machine)
         case .childrenEnded: return
         }
@@ -321,29 +363,5 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             Task(priority: child.priority) { await child.run(in: core) }
         }
         children.removeAll()
-    }
-
-    // MARK: Starting and stopping
-
-    /// The loop was just made: with ``LoopHosting/ownTask``, start its host.
-    @inlinable
-    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
-        guard hosting == .ownTask, claimHost() else { return }
-        Task { await self.host(core, cancellable: false) }
-    }
-
-    /// Stop began without a host (``LoopHosting/run`` and nobody ran the loop): a task hosts the
-    /// teardown, so that effects end and `stop()`'s waiters return.
-    @inlinable
-    func stopBegan(_ core: LoopCore<State, Event>) {
-        guard claimHost() else { return }
-        Task { await self.host(core, cancellable: false) }
-    }
-
-    /// ``stopBegan(_:)`` for a caller that waits for the stop anyway: it hosts the teardown.
-    @inlinable
-    func stopBeganInCaller(_ core: LoopCore<State, Event>) async {
-        guard claimHost() else { return }
-        await host(core, cancellable: true)
     }
 }
