@@ -1,4 +1,4 @@
-/// A unidirectional state machine: one state, changed only by a pure reducer in response to
+/// A unidirectional state owner: one state, changed only by a pure reducer in response to
 /// events, with feedbacks that run effects while the state asks for them.
 ///
 /// ```swift
@@ -52,7 +52,7 @@
 /// end while it waits. ``waitUntilIdle()`` from inside an effect is a programming error (the loop
 /// is never idle while the caller runs): it logs an error and returns at once, never hangs.
 public final class Loop<State: Sendable, Event: Sendable>: Sendable {
-    @usableFromInline let core: LoopCore<State, Event>
+    @usableFromInline let engine: LoopEngine<State, Event>
 
     /// The backend running this loop.
     public let backend: Backend
@@ -82,14 +82,14 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ) {
         self.backend = backend
         let (configuration, instrumentation) = Self.prepare(configuration, instrumentation, feedbacks: feedbacks)
-        self.core = LoopCore(
+        self.engine = LoopEngine(
             initial: initial,
             reduce: reduce,
             feedbacks: feedbacks,
             backend: backend,
             configuration: configuration,
             instrumentation: instrumentation)
-        core.start()
+        engine.start()
     }
 
     /// The configuration labelled with the feedbacks' labels, and the instrumentation of the
@@ -114,8 +114,8 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
         // runs the library's unspecialised code, where `beginStop()` found `alreadyStopping` only
         // after ~1,100 instructions of run-time metadata lookups. Whoever began the stop held this
         // loop, so the release of the last reference orders their store before this load.
-        if !core.stopRequested.load(ordering: .relaxed) {
-            core.beginStop()
+        if !engine.stopRequested.load(ordering: .relaxed) {
+            engine.beginStop()
         }
     }
 
@@ -131,7 +131,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// (``LoopStatistics/eventsDroppedOverCapacity``).
     @inlinable
     public func send(_ event: Event) {
-        core.receive(event, from: nil)
+        engine.receive(event, from: nil)
     }
 
     /// Sends an event and returns the state right after the reducer ran on it — for
@@ -147,7 +147,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
-        try await core.submit(event)
+        try await engine.submit(event)
     }
 
     /// The latest published state: the state after the last batch of events the loop finished,
@@ -159,13 +159,13 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// ``states``.
     @inlinable
     public var state: State {
-        core.published
+        engine.published
     }
 
     /// Counters of events reduced and dropped and of effects started and ended.
     @inlinable
     public var statistics: LoopStatistics {
-        core.statistics
+        engine.statistics
     }
 
     /// Calls `observer` with the current state, then with every later state, in order, none
@@ -176,10 +176,10 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// final state — at once, or, while a stop is under way, once the stop has settled it.
     @inlinable
     public func observe(_ observer: @escaping @Sendable (State) -> Void) -> Observation {
-        guard let id = core.addObserver(onState: observer, onStop: nil) else {
+        guard let id = engine.addObserver(onState: observer, onStop: nil) else {
             return Observation {}
         }
-        return Observation { [core] in core.removeObserver(id) }
+        return Observation { [engine] in engine.removeObserver(id) }
     }
 
     /// Every state as an `AsyncSequence`: the current state first, then each new one in order,
@@ -199,11 +199,11 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// loop stops, and ending the iteration removes the subscriber.
     public func states(bufferingPolicy: AsyncStream<State>.Continuation.BufferingPolicy) -> AsyncStream<State> {
         let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: bufferingPolicy)
-        let id = core.addObserver(
+        let id = engine.addObserver(
             onState: { continuation.yield($0) },
             onStop: { continuation.finish() })
         if let id {
-            continuation.onTermination = { [core] _ in core.removeObserver(id) }
+            continuation.onTermination = { [engine] _ in engine.removeObserver(id) }
         }
         return stream
     }
@@ -215,7 +215,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// own effects it cannot be satisfied, so it logs an error and returns at once.
     @inlinable
     public func waitUntilIdle() async {
-        await core.waitUntilIdle()
+        await engine.waitUntilIdle()
     }
 
     /// Suspends until the loop stops; cancelling the calling task stops the loop. Returns once
@@ -231,10 +231,10 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     @inlinable
     public func run() async {
         await withTaskCancellationHandler {
-            await core.hostForRun()
-            await core.waitUntilStopped()
+            await engine.hostForRun()
+            await engine.waitUntilStopped()
         } onCancel: {
-            core.beginStop()
+            engine.beginStop()
         }
     }
 
@@ -251,8 +251,8 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// Idempotent: later calls wait for the same stop.
     @inlinable
     public func stop() async {
-        await core.beginStopInCaller()
-        await core.waitUntilStopped()
+        await engine.beginStopInCaller()
+        await engine.waitUntilStopped()
     }
 
     /// Stops the loop like ``stop()``, but waits at most `timeout` for the effects to end.
@@ -269,7 +269,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     @discardableResult
     public func stop<C: Clock>(timeout: Duration, clock: C = ContinuousClock()) async -> StopReport
     where C.Duration == Duration {
-        await core.stop(timeout: timeout, clock: clock)
+        await engine.stop(timeout: timeout, clock: clock)
     }
 }
 

@@ -175,7 +175,7 @@ final class KeyedChildren<
     /// loop's door type: a closure generic over `Door` takes the door indirectly and needs a
     /// reabstraction thunk to become a loop's reactor (~20 instructions an event).
     @inlinable
-    func loopReactor() -> Reactor<ParentState, ParentEvent> where Door == Effects<ParentState, ParentEvent> {
+    func loopReactor() -> Reactor<ParentState, ParentEvent> where Door == LoopDoor<ParentState, ParentEvent> {
         { parent, event, door in self.react(parent, event, door) }
     }
 

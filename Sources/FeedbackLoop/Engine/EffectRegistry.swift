@@ -11,7 +11,7 @@
 ///
 /// An id whose slot holds another effect (a long-lived one, `mask + 1` ids older) goes to
 /// `overflow`; the table doubles when it is three quarters full. Guarded by the loop's lock, like
-/// the rest of ``CoreState``.
+/// the rest of ``LoopStateMachine``.
 @usableFromInline
 struct EffectRegistry: Sendable {
     /// A power of two, or empty.

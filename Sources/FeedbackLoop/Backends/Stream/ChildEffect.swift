@@ -1,5 +1,5 @@
 /// A `.run` effect on the `stream` backend, waiting for the host to add it to the loop's task
-/// group. Made while the machine handles an event (see ``LoopCore/start(_:feedback:)``), where
+/// group. Made while the state's owner handles an event (see ``LoopEngine/start(_:feedback:)``), where
 /// no task group is in reach; the host adds it as soon as the drain pass ends.
 @usableFromInline
 struct ChildEffect<Event: Sendable>: Sendable {
@@ -33,7 +33,7 @@ struct ChildEffect<Event: Sendable>: Sendable {
     /// cancel, then cancels the grandchild (a no-op when the body ended). Cancelling the host's
     /// task cancels both at once, as structured concurrency does.
     @inlinable
-    func run<State: Sendable>(in core: LoopCore<State, Event>) async {
+    func run<State: Sendable>(in engine: LoopEngine<State, Event>) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
                 var failure: (any Error)?
@@ -45,8 +45,8 @@ struct ChildEffect<Event: Sendable>: Sendable {
                 // Cancelled with the whole tree (the host's task was: its `run()` caller), not by
                 // the loop: the loop's stop is on its way and would find the effect already
                 // ended. It is cancelled all the same, and counted so, as on every backend.
-                if Task.isCancelled { core.cancel(handle) }
-                core.taskReturned(handle, error: failure)
+                if Task.isCancelled { engine.cancel(handle) }
+                engine.taskReturned(handle, error: failure)
                 cancellation.signal()
             }
             await cancellation.wait()

@@ -1,9 +1,9 @@
 import Synchronization
 
-/// The `stream` backend: the loop as one structured task tree. One task — the *host* — owns the
-/// machine and waits on its ``HostMailbox`` for wake-ups; every `.run` effect is a child task of a
-/// discarding task group in the host, so task-local values bound around the host reach every
-/// effect, priority propagates, and the host ends only once every effect has.
+/// The `stream` backend: the loop as one structured task tree. One task — the *host* — holds the
+/// state's owner and waits on its ``HostMailbox`` for wake-ups; every `.run` effect is a child
+/// task of a discarding task group in the host, so task-local values bound around the host reach
+/// every effect, priority propagates, and the host ends only once every effect has.
 ///
 /// Events wait in the loop's shared queue (where capacity, `sendAndWait` and statistics work as on
 /// every backend). The `send` that finds the loop idle takes the drain role and posts the event
@@ -14,7 +14,7 @@ import Synchronization
 /// task of whoever calls ``Loop/run()`` (``LoopHosting/run``): events sent before then wait.
 @usableFromInline
 final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
-    // @unchecked: `machine` and `children` are touched only by the host — the one task that
+    // @unchecked: `owner` and `children` are touched only by the host — the one task that
     // takes from `mailbox` — or, once the host has ended, by the holder of the drain role (see
     // `Hosting`). `mailbox` and `hosting` are Sendable.
 
@@ -24,14 +24,14 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     enum Signal: Sendable {
         /// Drain the queue, starting with this item.
         case drain(QueueItem<State, Event>)
-        /// Stop began while the loop was idle: tear the machine down.
+        /// Stop began while the loop was idle: tear the state's owner down.
         case tearDown
         /// The last running effect ended (see ``childrenEnded``). Not a drain-role signal: it
         /// may come at any time, any number of times, and is dropped once the host has gone.
         case childrenEnded
     }
 
-    @usableFromInline let machine: Machine<State, Event>
+    @usableFromInline let owner: StateOwner<State, Event>
     @usableFromInline let mailbox: HostMailbox<State, Event>
     @usableFromInline let hosting: Lock<Hosting>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
@@ -39,7 +39,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// Effects in the host's group that have not ended.
     @usableFromInline let running = Atomic<Int>(0)
 
-    /// Who runs the machine: nobody yet, the host, or — once the host has ended, which happens
+    /// Who runs the state's owner: nobody yet, the host, or — once the host has ended, which happens
     /// only when its task was cancelled before the loop was torn down — the holder of the drain
     /// role, on the spot. A signal the mailbox refused because its host was already gone is
     /// handed over here, so that exactly one party handles it.
@@ -53,8 +53,8 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     @inlinable
-    init(machine: sending Machine<State, Event>) {
-        self.machine = machine
+    init(owner: sending StateOwner<State, Event>) {
+        self.owner = owner
         mailbox = HostMailbox()
         hosting = Lock(.unhosted)
     }
@@ -62,52 +62,52 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     // MARK: The seam
 
     @inlinable
-    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
+    func start(_ engine: LoopEngine<State, Event>, hosting: LoopHosting) {
         guard hosting == .ownTask, claimHost() else { return }
-        Task { await self.host(core, cancellable: false) }
+        Task { await self.host(engine, cancellable: false) }
     }
 
     @inlinable
-    func drain(_ core: LoopCore<State, Event>, event: Event, from handle: EffectHandle?) {
-        send(.drain(.event(event, handle)), core)
+    func drain(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) {
+        send(.drain(.event(event, handle)), engine)
     }
 
     @inlinable
-    func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
-        send(.drain(item), core)
+    func drain(_ engine: LoopEngine<State, Event>, startingWith item: QueueItem<State, Event>) {
+        send(.drain(item), engine)
     }
 
     /// A loop nobody hosted yet (``LoopHosting/run`` and nobody ran it) gets a task to host its
     /// teardown, so that effects end and `stop()`'s waiters return.
     @inlinable
-    func stopBegan(_ core: LoopCore<State, Event>, tearDown: Bool) {
-        if tearDown { send(.tearDown, core) }
+    func stopBegan(_ engine: LoopEngine<State, Event>, tearDown: Bool) {
+        if tearDown { send(.tearDown, engine) }
         guard claimHost() else { return }
-        Task { await self.host(core, cancellable: false) }
+        Task { await self.host(engine, cancellable: false) }
     }
 
     /// ``stopBegan(_:tearDown:)`` for a caller that waits for the stop anyway: it hosts the
     /// teardown itself.
     @inlinable
-    func stopBeganInCaller(_ core: LoopCore<State, Event>, tearDown: Bool) async {
-        if tearDown { send(.tearDown, core) }
+    func stopBeganInCaller(_ engine: LoopEngine<State, Event>, tearDown: Bool) async {
+        if tearDown { send(.tearDown, engine) }
         guard claimHost() else { return }
-        await host(core, cancellable: true)
+        await host(engine, cancellable: true)
     }
 
     /// With ``LoopHosting/run``, the first caller of ``Loop/run()`` hosts the loop in its task;
     /// returns once the loop is torn down and every effect ended.
     @inlinable
-    func host(_ core: LoopCore<State, Event>, forRun hosting: LoopHosting) async {
+    func host(_ engine: LoopEngine<State, Event>, forRun hosting: LoopHosting) async {
         guard hosting == .run, claimHost() else { return }
-        await host(core, cancellable: true)
+        await host(engine, cancellable: true)
     }
 
-    /// A child of the host's task group, added once this drain pass ends. Called by the machine,
+    /// A child of the host's task group, added once this drain pass ends. Called by the state's owner,
     /// so by the host (or, once the host has ended, the drain role's holder): `children` is its.
     @inlinable
     func startTask(
-        _ core: LoopCore<State, Event>, handle: EffectHandle, priority: UInt8?,
+        _ engine: LoopEngine<State, Event>, handle: EffectHandle, priority: UInt8?,
         body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
     ) -> EffectStopper {
         let cancellation = ChildCancellation()
@@ -119,7 +119,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     @inlinable
-    func send(_ signal: Signal, _ core: LoopCore<State, Event>) {
+    func send(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
         guard !mailbox.post(signal) else { return }
         // The host's task was cancelled, and its mailbox closed.
         let handleHere: Bool = hosting.withLock { hosting in
@@ -133,7 +133,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 preconditionFailure("StreamDriver: a signal was refused while \(hosting); only one is ever in flight")
             }
         }
-        if handleHere { handleInPlace(signal, core) }
+        if handleHere { obeyInPlace(signal, engine) }
     }
 
     // MARK: The host
@@ -158,28 +158,28 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// them runs (the last to end wakes the host with ``Signal/childrenEnded``). An idle `stream`
     /// loop measured 4,286 bytes with the group always open, 3,850 without.
     @inlinable
-    func host(_ core: LoopCore<State, Event>, cancellable: Bool) async {
+    func host(_ engine: LoopEngine<State, Event>, cancellable: Bool) async {
         var state = HostState.idle
         while true {
             switch state {
             case .ended:
                 mailbox.close()
-                leave(core)
+                leave(engine)
                 return
             case .left:
                 return
             case .idle:
                 guard let signal = await mailbox.next(cancellable: cancellable) else {
-                    state = leaveCancelled(core)
+                    state = leaveCancelled(engine)
                     continue
                 }
-                state = await handle(signal, core) { false }
+                state = await obey(signal, engine) { false }
                 if case .idle = state, children.isEmpty { continue }
                 if case .ended = state, children.isEmpty { continue }
             case .resume:
                 break
             }
-            state = await hostWithChildren(core, from: state, cancellable: cancellable)
+            state = await hostWithChildren(engine, from: state, cancellable: cancellable)
         }
     }
 
@@ -187,25 +187,25 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// own, so that an idle host's frame does not hold what only this part needs.
     @inlinable
     @inline(never)
-    func hostWithChildren(_ core: LoopCore<State, Event>, from state: HostState, cancellable: Bool) async -> HostState {
+    func hostWithChildren(_ engine: LoopEngine<State, Event>, from state: HostState, cancellable: Bool) async -> HostState {
         var state = state
         await withDiscardingTaskGroup { group in
-            addChildren(to: &group, core)
+            addChildren(to: &group, engine)
             if case .resume(let releaseWhenEmpty) = state {
                 await Task.yield()
-                state = await HostState(drainTurns(core, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
-                    addChildren(to: &group, core)
+                state = await HostState(drainTurns(engine, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
+                    addChildren(to: &group, engine)
                     return true
                 })
             }
             while case .idle = state, running.load(ordering: .acquiring) > 0 {
                 guard let signal = await mailbox.next(cancellable: cancellable) else {
                     // Before the group ends the effects by cancelling the tree.
-                    state = leaveCancelled(core)
+                    state = leaveCancelled(engine)
                     break
                 }
-                state = await handle(signal, core) {
-                    addChildren(to: &group, core)
+                state = await obey(signal, engine) {
+                    addChildren(to: &group, engine)
                     return true
                 }
             }
@@ -250,12 +250,12 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     // Not inlined into `host`, whose frame an idle loop keeps for its whole life.
     @inlinable
     @inline(never)
-    func handle(_ signal: Signal, _ core: LoopCore<State, Event>, startChildren: () -> Bool) async -> HostState {
+    func obey(_ signal: Signal, _ engine: LoopEngine<State, Event>, startChildren: () -> Bool) async -> HostState {
         switch signal {
         case .drain(let first):
-            return HostState(await drainTurns(core, first: first, releaseWhenEmpty: false, startChildren: startChildren))
+            return HostState(await drainTurns(engine, first: first, releaseWhenEmpty: false, startChildren: startChildren))
         case .tearDown:
-            core.tearDown(machine)
+            engine.tearDown(owner)
             _ = children.isEmpty || startChildren()
             return .ended
         case .childrenEnded:
@@ -263,18 +263,18 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         }
     }
 
-    /// Drains until the queue is empty, yielding the thread every ``LoopCore/turnBudget`` items
+    /// Drains until the queue is empty, yielding the thread every ``LoopEngine/turnBudget`` items
     /// and once more before giving the role up — a sender in full flow refills the queue
     /// meanwhile, and one wake-up then serves the whole burst. Effects started in a pass join the
     /// group after it (`startChildren`); with no group to join, the turn ends at the next pause,
     /// still holding the role.
     @inlinable
     func drainTurns(
-        _ core: LoopCore<State, Event>, first: QueueItem<State, Event>?, releaseWhenEmpty: Bool,
+        _ engine: LoopEngine<State, Event>, first: QueueItem<State, Event>?, releaseWhenEmpty: Bool,
         startChildren: () -> Bool
     ) async -> Turn {
-        var end = core.drainPass(
-            machine, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
+        var end = engine.drainPass(
+            owner, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: LoopEngine<State, Event>.turnBudget)
         var releaseWhenEmpty = releaseWhenEmpty
         while true {
             let started = children.isEmpty || startChildren()
@@ -286,18 +286,18 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             }
             guard started else { return .needsGroup(releaseWhenEmpty: releaseWhenEmpty) }
             await Task.yield()
-            end = core.drainPass(
-                machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
+            end = engine.drainPass(
+                owner, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopEngine<State, Event>.turnBudget)
         }
     }
 
     @inlinable
-    func addChildren(to group: inout DiscardingTaskGroup, _ core: LoopCore<State, Event>) {
+    func addChildren(to group: inout DiscardingTaskGroup, _ engine: LoopEngine<State, Event>) {
         guard !children.isEmpty else { return }
         running.add(children.count, ordering: .relaxed)
         for child in children {
             group.addTask(priority: child.priority) {
-                await child.run(in: core)
+                await child.run(in: engine)
                 self.childEnded()
             }
         }
@@ -317,19 +317,19 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// it, tears down if the loop was idle and leaves, so that the loop, not the cancellation of
     /// the task tree, ends the effects, and they count as cancelled.
     @usableFromInline
-    func leaveCancelled(_ core: LoopCore<State, Event>) -> HostState {
+    func leaveCancelled(_ engine: LoopEngine<State, Event>) -> HostState {
         mailbox.close()
-        if core.beginStopTakingTeardown() { core.tearDown(machine) }
-        leave(core)
+        if engine.beginStopTakingTeardown() { engine.tearDown(owner) }
+        leave(engine)
         return .left
     }
 
     /// The host is done. Normally the loop is torn down and no signal comes again. If the host's
     /// task was cancelled first (its `run()` caller, cancelled, has begun the stop), the mailbox
-    /// ended early: from here the drain role's holder runs the machine on the spot, and a signal
+    /// ended early: from here the drain role's holder runs the state's owner on the spot, and a signal
     /// the mailbox refused meanwhile is handled here first.
     @usableFromInline
-    func leave(_ core: LoopCore<State, Event>) {
+    func leave(_ engine: LoopEngine<State, Event>) {
         while true {
             let signal: Signal? = hosting.withLock { hosting in
                 switch hosting {
@@ -344,23 +344,23 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 }
             }
             guard let signal else { return }
-            handleInPlace(signal, core)
+            obeyInPlace(signal, engine)
         }
     }
 
     /// Runs `signal` on the calling thread, like the `callback` backend. Only once the host has
     /// ended, or by the host itself as it leaves.
     @usableFromInline
-    func handleInPlace(_ signal: Signal, _ core: LoopCore<State, Event>) {
+    func obeyInPlace(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
         switch signal {
-        case .drain(let first): core.drainPass(machine, first: first)
-        case .tearDown: core.tearDown(machine)
+        case .drain(let first): engine.drainPass(owner, first: first)
+        case .tearDown: engine.tearDown(owner)
         case .childrenEnded: return
         }
         // No group outlives the host: effects started now (there are none once stop has begun,
         // which is how the host ends early) run in tasks of their own.
         for child in children {
-            Task(priority: child.priority) { await child.run(in: core) }
+            Task(priority: child.priority) { await child.run(in: engine) }
         }
         children.removeAll()
     }

@@ -1,13 +1,13 @@
 @testable import FeedbackLoop
 import Testing
 
-/// Direct tests of the lock-guarded state machine every backend shares (``CoreState``): random
+/// Direct tests of the lock-guarded state machine every backend shares (``LoopStateMachine``): random
 /// sequences of its transitions compared with a plain queue — no lost wake-up (the drain role is
 /// released only with an empty queue, and the next item takes it again), the capacity bound, FIFO
 /// parked submits, and every item and every continuation handed back exactly once.
-@Suite("CoreState: the drain role, capacity and parked submits")
-struct CoreStateTests {
-    typealias Machine = CoreState<Int, Int>
+@Suite("LoopStateMachine: the drain role, capacity and parked submits")
+struct LoopStateMachineTests {
+    typealias Machine = LoopStateMachine<Int, Int>
 
     /// Real continuations for `.submit` items: each is a task suspended until the test resumes it.
     final class Replies: Sendable {
