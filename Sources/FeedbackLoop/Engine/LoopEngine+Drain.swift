@@ -4,31 +4,11 @@ import Synchronization
 // runs it — one event in place, or pass after pass over the queue — and what stop leaves undone.
 
 extension LoopEngine {
-    /// The caller holds the drain role: run the state's owner, starting with `item`, where the backend
-    /// runs it.
-    @inlinable
-    func drain(startingWith item: QueueItem<State, Event>) {
-        driver.drain(self, startingWith: item)
-    }
-
     /// Queue items a backend that shares its thread (the actor, the stream's host, on a pool of
     /// one thread per CPU) handles before it yields: ~50–100 µs of a light reducer, so that a
     /// yield (about a microsecond) costs the loop about 1 % while other tasks wait at most one turn.
     @inlinable
     static var turnBudget: Int { 1_024 }
-
-    /// How a drain pass ended.
-    @usableFromInline
-    enum DrainEnd {
-        /// The queue was empty and the role was released.
-        case released
-        /// The queue was empty and, as asked, the role is still held.
-        case emptyHeld
-        /// The pass handled its `budget` of items; the role is still held and items are queued.
-        case paused
-        /// Stop began; the loop is torn down.
-        case tornDown
-    }
 
     /// Whether an empty batch buffer is worth keeping for the next drain (see
     /// ``LoopStateMachine/keptQueueCapacity``).
@@ -60,10 +40,12 @@ extension LoopEngine {
             return
         case .releasedWaking(let waiters):
             for waiter in waiters { waiter.resume() }
-        case .more:
+        case .drainMore:
             drainPass(owner, first: nil)
         case .tearDown:
             tearDown(owner)
+        case .keepRole, .pause:
+            preconditionFailure("LoopEngine.reduceInPlace: finishInPlace kept the role (\(end)); it never does")
         }
     }
 
@@ -116,10 +98,13 @@ extension LoopEngine {
                     releaseWhenEmpty: releaseWhenEmpty || (handled == 0 && !owner.secondLookPays),
                     pause: handled >= budget,
                     retired: &retired)
-                if case .done = action {
+                switch action {
+                case .released, .releasedWaking:
                     // Still inside the lock, so still ours: hand the buffer back for the next drain
                     // (unless a burst grew it: it is freed with `batch`, after the lock).
                     owner.spare = Self.keeps(batch) ? batch : []
+                case .drainMore, .keepRole, .pause, .tearDown:
+                    break
                 }
                 return action
             }
@@ -127,7 +112,7 @@ extension LoopEngine {
             // `deinit` touches the loop: it goes here, outside the lock.
             retired = nil
             switch action {
-            case .next:
+            case .drainMore:
                 // Taken from the back of the reversed batch: `popLast` moves each item out, so no
                 // item is copied, none is destroyed twice, and the batch ends empty with its
                 // capacity (indexing and then `removeAll` cost ~175 instructions per item).
@@ -142,20 +127,50 @@ extension LoopEngine {
                     }
                     owner.process(item, engine: self)
                 }
-            case .done(let idleWaiters):
+            case .released:
                 if first == nil && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
-                for waiter in idleWaiters { waiter.resume() }
                 return .released
-            case .emptyHeld:
+            case .releasedWaking(let waiters):
+                if first == nil && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
+                for waiter in waiters { waiter.resume() }
+                return .released
+            case .keepRole:
                 owner.spare = Self.keeps(batch) ? batch : []
-                return .emptyHeld
-            case .paused:
+                return .held(releaseWhenEmpty: true)
+            case .pause:
                 owner.spare = batch
-                return .paused
+                return .held(releaseWhenEmpty: releaseWhenEmpty)
             case .tearDown:
                 tearDown(owner)
                 return .tornDown
             }
+        }
+    }
+
+    /// A turn of a backend that shares its thread (`actor`, the `stream` host): passes until the
+    /// queue is empty, yielding the thread every ``turnBudget`` items and once more before giving
+    /// the role up — a sender in full flow refills the queue meanwhile, and one wake-up then
+    /// serves the whole burst. Under a sustained flow the yields keep a drain from starving every
+    /// other task on the cooperative pool (one thread per CPU), other loops included.
+    ///
+    /// `between` runs after every pass, in the drain role; it returns `false` to end the turn at
+    /// a point where the role is still held (the `stream` host, whose effects started in the pass
+    /// need a task group to join first). Runs in the caller's isolation: on the actor, it is the
+    /// actor's turn.
+    @inlinable
+    nonisolated(nonsending)
+    func drainTurns(
+        _ owner: StateOwner<State, Event>,
+        first: QueueItem<State, Event>?,
+        releaseWhenEmpty: Bool,
+        between: () -> Bool
+    ) async -> DrainEnd {
+        var end = drainPass(owner, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: Self.turnBudget)
+        while true {
+            let goOn = between()
+            guard case .held(let releaseWhenEmpty) = end, goOn else { return end }
+            await Task.yield()
+            end = drainPass(owner, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: Self.turnBudget)
         }
     }
 
@@ -202,5 +217,25 @@ extension LoopEngine {
             }
         }
         return count
+    }
+}
+
+/// How a drain ended: a pass (``LoopEngine/drainPass(_:first:releaseWhenEmpty:budget:)``), a
+/// turn of passes (``LoopEngine/drainTurns(_:first:releaseWhenEmpty:between:)``) or the `stream` host's wait.
+@usableFromInline
+enum DrainEnd {
+    /// The queue was empty and the role was released.
+    case released
+    /// The role is still held: the pass spent its budget with items queued, or found the
+    /// queue empty and kept the role for a second look, as asked. The next pass takes
+    /// `releaseWhenEmpty`: a second look releases the role when it finds nothing.
+    case held(releaseWhenEmpty: Bool)
+    /// Stop began; the loop is torn down.
+    case tornDown
+
+    @inlinable
+    var holdsRole: Bool {
+        if case .held = self { return true }
+        return false
     }
 }

@@ -86,10 +86,9 @@ extension LoopEngine {
     @inlinable
     func finish(_ handle: EffectHandle, sending event: Event?) {
         guard handle.markFinished() else {
-            // Cancelled (or ended) before it finished: its last word is late, like any other.
-            guard let event else { return }
-            lock.withLock { $0.countDroppedFromCancelledEffect() }
-            instrumentation?.hooks.onDrop?(event, .fromCancelledEffect)
+            // Cancelled (or ended) before it finished: its last word is late, like any other, and
+            // the send's transition drops and counts it.
+            if let event { receive(event, from: handle) }
             return
         }
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))

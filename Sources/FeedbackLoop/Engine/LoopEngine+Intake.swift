@@ -31,7 +31,7 @@ extension LoopEngine {
         case .queued:
             return
         case .drain(let item):
-            drain(startingWith: item)
+            driver.drain(self, startingWith: item)
         case .dropped(let reason, let firstWarning):
             reportDrop(event, reason: reason, firstWarning: firstWarning)
         }
@@ -90,7 +90,7 @@ extension LoopEngine {
                 case .queued:
                     break
                 case .drain(let item):
-                    drain(startingWith: item)
+                    driver.drain(self, startingWith: item)
                 case .parked:
                     // Cancelled before the handler could see the parked call: unpark it here.
                     if Task.isCancelled, let parked = lock.withLock({ $0.unpark(id: id) }) {

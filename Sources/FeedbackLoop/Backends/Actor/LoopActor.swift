@@ -17,25 +17,11 @@ protocol OwnerActor<State, Event>: Actor {
 }
 
 extension OwnerActor {
-    /// One wake-up: drains until the queue is empty, then yields once before giving up the drain
-    /// role — a sender in full flow refills the queue meanwhile, so one wake-up serves a whole
-    /// burst instead of one per event. Under a sustained flow it also yields every
-    /// ``LoopEngine/turnBudget`` items: the actor runs on the cooperative pool (one thread per
-    /// engine), and a drain that never gave way would starve every other task there, other loops
-    /// included.
+    /// One wake-up: a turn of drain passes on the actor (see
+    /// ``LoopEngine/drainTurns(_:first:releaseWhenEmpty:between:)``).
     @inlinable
     func wake(_ engine: LoopEngine<State, Event>, first: QueueItem<State, Event>) async {
-        var end = engine.drainPass(owner, first: first, releaseWhenEmpty: false, budget: LoopEngine<State, Event>.turnBudget)
-        var releaseWhenEmpty = false
-        while true {
-            switch end {
-            case .released, .tornDown: return
-            case .emptyHeld: releaseWhenEmpty = true
-            case .paused: break
-            }
-            await Task.yield()
-            end = engine.drainPass(owner, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopEngine<State, Event>.turnBudget)
-        }
+        _ = await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) { true }
     }
 
     @inlinable

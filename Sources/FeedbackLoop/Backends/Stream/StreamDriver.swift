@@ -159,135 +159,77 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// loop measured 4,286 bytes with the group always open, 3,850 without.
     @inlinable
     func host(_ engine: LoopEngine<State, Event>, cancellable: Bool) async {
-        var state = HostState.idle
+        // `.released`: waiting for a signal; `.held`: a drain stopped, still holding the role, to
+        // add the effects it started to a group.
+        var end = DrainEnd.released
         while true {
-            switch state {
-            case .ended:
+            if case .released = end {
+                guard let signal = await mailbox.next(cancellable: cancellable) else { return leaveCancelled(engine) }
+                end = await obey(signal, engine) { false }
+            }
+            if end.holdsRole || !children.isEmpty {
+                guard let after = await hostWithChildren(engine, from: end, cancellable: cancellable) else { return }
+                end = after
+            }
+            if case .tornDown = end {
                 mailbox.close()
                 leave(engine)
                 return
-            case .left:
-                return
-            case .idle:
-                guard let signal = await mailbox.next(cancellable: cancellable) else {
-                    state = leaveCancelled(engine)
-                    continue
-                }
-                state = await obey(signal, engine) { false }
-                if case .idle = state, children.isEmpty { continue }
-                if case .ended = state, children.isEmpty { continue }
-            case .resume:
-                break
             }
-            state = await hostWithChildren(engine, from: state, cancellable: cancellable)
         }
     }
 
     /// The host while effects run: in a task group, until the last has ended. A function of its
-    /// own, so that an idle host's frame does not hold what only this part needs.
+    /// own, so that an idle host's frame does not hold what only this part needs. Returns `nil`
+    /// once the host's task was cancelled and it has left (``leaveCancelled(_:)``).
     @inlinable
     @inline(never)
-    func hostWithChildren(_ engine: LoopEngine<State, Event>, from state: HostState, cancellable: Bool) async -> HostState {
-        var state = state
+    func hostWithChildren(_ engine: LoopEngine<State, Event>, from end: DrainEnd, cancellable: Bool) async -> DrainEnd? {
+        var end: DrainEnd? = end
         await withDiscardingTaskGroup { group in
             addChildren(to: &group, engine)
-            if case .resume(let releaseWhenEmpty) = state {
+            if case .held(let releaseWhenEmpty)? = end {
                 await Task.yield()
-                state = await HostState(drainTurns(engine, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
+                end = await engine.drainTurns(owner, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
                     addChildren(to: &group, engine)
                     return true
-                })
+                }
             }
-            while case .idle = state, running.load(ordering: .acquiring) > 0 {
+            while case .released? = end, running.load(ordering: .acquiring) > 0 {
                 guard let signal = await mailbox.next(cancellable: cancellable) else {
                     // Before the group ends the effects by cancelling the tree.
-                    state = leaveCancelled(engine)
+                    leaveCancelled(engine)
+                    end = nil
                     break
                 }
-                state = await obey(signal, engine) {
+                end = await obey(signal, engine) {
                     addChildren(to: &group, engine)
                     return true
                 }
             }
         }
-        return state
+        return end
     }
 
-    /// Where the host is, between signals.
-    @usableFromInline
-    enum HostState {
-        /// Waiting for a signal.
-        case idle
-        /// A drain started effects with no group to add them to; it still holds the drain role
-        /// and goes on in a group, with its `releaseWhenEmpty`.
-        case resume(releaseWhenEmpty: Bool)
-        /// The loop is torn down.
-        case ended
-        /// The host's task was cancelled and the host has left (``leaveCancelled(_:)``).
-        case left
-
-        @inlinable
-        init(_ turn: Turn) {
-            switch turn {
-            case .released: self = .idle
-            case .tornDown: self = .ended
-            case .needsGroup(let releaseWhenEmpty): self = .resume(releaseWhenEmpty: releaseWhenEmpty)
-            }
-        }
-    }
-
-    /// How a drain turn ended.
-    @usableFromInline
-    enum Turn {
-        /// The queue was empty; the drain role was released.
-        case released
-        /// The loop was torn down.
-        case tornDown
-        /// Effects started with no group to add them to; the role is still held.
-        case needsGroup(releaseWhenEmpty: Bool)
-    }
-
-    // Not inlined into `host`, whose frame an idle loop keeps for its whole life.
+    /// Runs `signal`. Effects started by a drain join the group after each pass
+    /// (`startChildren`); with no group to join (`startChildren` returns `false`), the drain's
+    /// turn ends at the next pause, still holding the role, for the host to go on in a group.
+    ///
+    /// Not inlined into `host`, whose frame an idle loop keeps for its whole life.
     @inlinable
     @inline(never)
-    func obey(_ signal: Signal, _ engine: LoopEngine<State, Event>, startChildren: () -> Bool) async -> HostState {
+    func obey(_ signal: Signal, _ engine: LoopEngine<State, Event>, startChildren: () -> Bool) async -> DrainEnd {
         switch signal {
         case .drain(let first):
-            return HostState(await drainTurns(engine, first: first, releaseWhenEmpty: false, startChildren: startChildren))
+            return await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) {
+                children.isEmpty || startChildren()
+            }
         case .tearDown:
             engine.tearDown(owner)
             _ = children.isEmpty || startChildren()
-            return .ended
+            return .tornDown
         case .childrenEnded:
-            return .idle
-        }
-    }
-
-    /// Drains until the queue is empty, yielding the thread every ``LoopEngine/turnBudget`` items
-    /// and once more before giving the role up — a sender in full flow refills the queue
-    /// meanwhile, and one wake-up then serves the whole burst. Effects started in a pass join the
-    /// group after it (`startChildren`); with no group to join, the turn ends at the next pause,
-    /// still holding the role.
-    @inlinable
-    func drainTurns(
-        _ engine: LoopEngine<State, Event>, first: QueueItem<State, Event>?, releaseWhenEmpty: Bool,
-        startChildren: () -> Bool
-    ) async -> Turn {
-        var end = engine.drainPass(
-            owner, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: LoopEngine<State, Event>.turnBudget)
-        var releaseWhenEmpty = releaseWhenEmpty
-        while true {
-            let started = children.isEmpty || startChildren()
-            switch end {
-            case .released: return .released
-            case .tornDown: return .tornDown
-            case .emptyHeld: releaseWhenEmpty = true
-            case .paused: break
-            }
-            guard started else { return .needsGroup(releaseWhenEmpty: releaseWhenEmpty) }
-            await Task.yield()
-            end = engine.drainPass(
-                owner, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopEngine<State, Event>.turnBudget)
+            return .released
         }
     }
 
@@ -317,11 +259,10 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// it, tears down if the loop was idle and leaves, so that the loop, not the cancellation of
     /// the task tree, ends the effects, and they count as cancelled.
     @usableFromInline
-    func leaveCancelled(_ engine: LoopEngine<State, Event>) -> HostState {
+    func leaveCancelled(_ engine: LoopEngine<State, Event>) {
         mailbox.close()
         if engine.beginStopTakingTeardown() { engine.tearDown(owner) }
         leave(engine)
-        return .left
     }
 
     /// The host is done. Normally the loop is torn down and no signal comes again. If the host's

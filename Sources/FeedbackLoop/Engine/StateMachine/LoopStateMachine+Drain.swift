@@ -2,18 +2,23 @@
 // role is kept or released.
 
 extension LoopStateMachine {
+    /// What the drain role's holder does once one of its transitions (``finishBatch`` or
+    /// ``finishInPlace``) has published the state.
     @usableFromInline
-    enum BatchAction {
-        /// `batch` now holds the next items to handle.
-        case next
-        /// The queue was empty; the drain role is released. Resume these idle waiters.
-        case done([CheckedContinuation<Void, Never>])
-        /// The queue was empty and the holder asked to keep the drain role.
-        case emptyHeld
-        /// The holder asked to pause (its budget for this turn is spent): the state is published,
-        /// the role is still held, and the queued items wait for the holder's next pass.
-        case paused
-        /// `stop()` began while draining: the holder must tear the loop down.
+    enum DrainAction {
+        /// Items are queued: `batch` now holds them (``finishBatch``), or the holder, which
+        /// reduced one event in place, drains them (``finishInPlace``).
+        case drainMore
+        /// The queue was empty: the drain role is released.
+        case released
+        /// Released, and these waiters may go: the loop became idle, or a test waits for progress.
+        case releasedWaking([CheckedContinuation<Void, Never>])
+        /// The queue was empty and, as the holder asked, it keeps the role for a second look.
+        case keepRole
+        /// The holder's budget for this turn is spent: it keeps the role, and the queued items
+        /// wait for its next pass.
+        case pause
+        /// `stop()` began: the holder must tear the loop down.
         case tearDown
     }
 
@@ -29,17 +34,16 @@ extension LoopStateMachine {
         releaseWhenEmpty: Bool,
         pause: Bool = false,
         retired: inout State?
-    ) -> BatchAction {
+    ) -> DrainAction {
         precondition(draining, "LoopStateMachine.finishBatch: the drain role is not held (phase \(phase))")
         retired = publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
         guard phase == .running else { return .tearDown }
         if items.isEmpty && parked.isEmpty {
             shrinkQueue()
-            guard releaseWhenEmpty else { return .emptyHeld }
-            draining = false
-            return .done(takeIdleWaitersIfIdle())
+            guard releaseWhenEmpty else { return .keepRole }
+            return release()
         }
-        if pause { return .paused }
+        if pause { return .pause }
         swap(&items, &batch)
         externalQueued = 0
         // Room has appeared: parked submits join this batch, oldest first, up to the capacity.
@@ -50,19 +54,7 @@ extension LoopStateMachine {
             batch.append(.submit(next.event, next.reply))
             moved += 1
         }
-        return .next
-    }
-
-    @usableFromInline
-    enum InPlaceEnd {
-        /// The queue was empty: the drain role is released.
-        case released
-        /// Released, and these waiters may go: the loop became idle, or tests wait for progress.
-        case releasedWaking([CheckedContinuation<Void, Never>])
-        /// Items arrived meanwhile: the role is still held, to drain them.
-        case more
-        /// `stop()` began: the holder must tear the loop down.
-        case tearDown
+        return .drainMore
     }
 
     /// The holder reduced the one event it took the role with (``send(_:from:)``): publishes the
@@ -74,11 +66,20 @@ extension LoopStateMachine {
         reduced: Int,
         droppedFromCancelledEffects: Int,
         retired: inout State?
-    ) -> InPlaceEnd {
+    ) -> DrainAction {
         precondition(draining, "LoopStateMachine.finishInPlace: the drain role is not held (phase \(phase))")
         retired = publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
         guard phase == .running else { return .tearDown }
-        guard items.isEmpty && parked.isEmpty else { return .more }
+        guard items.isEmpty && parked.isEmpty else { return .drainMore }
+        return release()
+    }
+
+    /// The queue is empty: the holder gives the drain role up, and whoever waited for the loop
+    /// to be idle (or for its progress) may go. Checks for waiters before taking any, so that a
+    /// loop nobody waits for builds no array on its way to idle.
+    @inlinable
+    @inline(__always)
+    mutating func release() -> DrainAction {
         draining = false
         if progressWaiters.isEmpty && idleWaiters.isEmpty { return .released }
         return .releasedWaking(takeIdleWaitersIfIdle())

@@ -174,11 +174,6 @@ extension LoopStateMachine {
         statistics.eventsDiscardedAtStop += count
     }
 
-    @inlinable
-    mutating func countDroppedFromCancelledEffect() {
-        statistics.eventsDroppedFromCancelledEffects += 1
-    }
-
     /// An event for a child feature that no longer exists (see `EffectDoor`).
     @inlinable
     mutating func countOrphaned() {
