@@ -81,8 +81,8 @@ extension LoopStateMachine {
     @inline(__always)
     mutating func release() -> DrainAction {
         draining = false
-        if progressWaiters.isEmpty && idleWaiters.isEmpty { return .released }
-        return .releasedWaking(takeIdleWaitersIfIdle())
+        if waiters.isEmpty { return .released }
+        return .releasedWaking(takeReadyWaiters())
     }
 
     /// Queue buffers keep their capacity from batch to batch, so that a steady flow allocates
@@ -117,17 +117,17 @@ extension LoopStateMachine {
     }
 
     /// The waiters to resume now that the loop has made progress (a drain ended, an effect's
-    /// work ended, teardown finished): the idle waiters if the loop is idle, and every progress
-    /// waiter (tests that wait for a condition of their own).
+    /// work ended, teardown finished): those waiting for idle if the loop is idle, and every one
+    /// waiting for progress.
     @inlinable
-    mutating func takeIdleWaitersIfIdle() -> [CheckedContinuation<Void, Never>] {
+    mutating func takeReadyWaiters() -> [CheckedContinuation<Void, Never>] {
+        guard !waiters.isEmpty else { return [] }
+        let idle = isIdle
         var ready: [CheckedContinuation<Void, Never>] = []
-        if !progressWaiters.isEmpty {
-            swap(&ready, &progressWaiters)
-        }
-        if !idleWaiters.isEmpty && isIdle {
-            ready += idleWaiters
-            idleWaiters = []
+        waiters.removeAll { waiter in
+            guard idle || !waiter.untilIdle else { return false }
+            ready.append(waiter.continuation)
+            return true
         }
         return ready
     }

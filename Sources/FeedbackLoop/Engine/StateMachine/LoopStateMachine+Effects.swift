@@ -91,7 +91,7 @@ extension LoopStateMachine {
                 stopWaiters.removeAll { $0.except == last }
             }
         }
-        followup.idle = takeIdleWaitersIfIdle()
+        followup.idle = takeReadyWaiters()
     }
 
     /// A `.send` effect: counted as started and finished at once, its events queued behind the

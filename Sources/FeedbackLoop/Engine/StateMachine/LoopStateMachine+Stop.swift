@@ -99,14 +99,7 @@ extension LoopStateMachine {
     @inlinable
     mutating func waitForIdle(_ waiter: CheckedContinuation<Void, Never>) -> Bool {
         if isIdle { return true }
-        idleWaiters.append(waiter)
-        return false
-    }
-
-    /// `true` if `condition` holds now; otherwise `waiter` is resumed at the loop's next progress.
-    mutating func waitForProgress(_ waiter: CheckedContinuation<Void, Never>, unless condition: (Self) -> Bool) -> Bool {
-        if condition(self) { return true }
-        progressWaiters.append(waiter)
+        waiters.append(Waiter(waiter, untilIdle: true))
         return false
     }
 }

@@ -11,8 +11,8 @@
 /// a field. They are not `private` only because `@inlinable` transitions — which a client binary
 /// specialises — cannot touch private storage; tests read them.
 ///
-/// The drain role: `draining` is true while one thread (callback backend) or the actor (actor
-/// backend) is handling queue items. Only the holder touches the state's owner (state, reducer,
+/// The drain role: `draining` is true while one thread (`callback`), the actor (`actor`) or the
+/// host task (`stream`) is handling queue items. Only the holder touches the state's owner (state, reducer,
 /// feedbacks, observers). The role is taken by the sender that finds the loop idle and released
 /// only by the holder, under the lock, when it finds the queue empty — so an item enqueued while
 /// the holder finishes is always either seen by the holder or starts a new drain (no lost wake-up).
@@ -42,9 +42,9 @@ struct LoopStateMachine<State: Sendable, Event: Sendable>: Sendable {
     /// returned at once, a callback effect that finished inside its `body`). Almost always empty.
     @usableFromInline var endedBeforeRegistration: Set<UInt64> = []
     @usableFromInline var parked: [ParkedSubmit<State, Event>] = []
-    @usableFromInline var idleWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Resumed at the next progress of any kind; see ``LoopEngine/waitUntil(_:)``.
-    @usableFromInline var progressWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of ``Loop/waitUntilIdle()``, and of a test's wait for its own condition: one
+    /// list, so that the drain checks one count on its way to idle.
+    @usableFromInline var waiters: [Waiter] = []
     @usableFromInline var stopWaiters: [StopWaiter] = []
     /// Observers that joined while a stop was under way: the final state is not published yet,
     /// so they get it, and their stop, once teardown is done.
@@ -57,6 +57,21 @@ struct LoopStateMachine<State: Sendable, Event: Sendable>: Sendable {
     init(initial: State, capacity: Int) {
         self.published = initial
         self.capacity = capacity
+    }
+}
+
+/// A caller waiting for the loop to be idle, or, with `untilIdle` false, for its next progress of
+/// any kind (a drain ends, an effect's work ends, teardown finishes): the tests' wait for a
+/// condition of their own, in the test target.
+@usableFromInline
+struct Waiter: Sendable {
+    @usableFromInline let continuation: CheckedContinuation<Void, Never>
+    @usableFromInline let untilIdle: Bool
+
+    @inlinable
+    init(_ continuation: CheckedContinuation<Void, Never>, untilIdle: Bool) {
+        self.continuation = continuation
+        self.untilIdle = untilIdle
     }
 }
 
