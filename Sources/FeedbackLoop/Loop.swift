@@ -32,8 +32,8 @@
 /// A loop is `Sendable`: send from any thread or task. With ``Backend/callback`` the reducer,
 /// feedbacks and observers run on whichever thread holds the drain role (the sender that found
 /// the loop idle drains the queue before its `send` returns); with ``Backend/actor`` they run on
-/// the loop's actor and `send` only enqueues. Either way they never run concurrently with each
-/// other.
+/// the loop's actor, and with ``Backend/stream`` in its host task (see ``LoopHosting``), and
+/// `send` only enqueues. On every backend they never run concurrently with each other.
 ///
 /// ## Cancellation and lifetime
 /// A feedback decides when its effects are cancelled: ``Feedback/skippingRepeated(_:effects:)``
@@ -97,7 +97,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// Inlinable, with the common case (no label, no hook, no instrument, a logger above `debug`)
     /// decided here: the library's generic code behind it looks up run-time metadata for these
-    /// types, ~1,500 instructions a loop that a server making a loop per request pays for nothing.
+    /// types, on every loop a server making a loop per request makes (the `loops` workload).
     @inlinable
     static func prepare(
         _ configuration: LoopConfiguration,
@@ -112,7 +112,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     deinit {
         // A loop stopped before its release has nothing left to begin. A deinit of a generic class
         // runs the library's unspecialised code, where `beginStop()` found `alreadyStopping` only
-        // after ~1,100 instructions of run-time metadata lookups. Whoever began the stop held this
+        // after run-time metadata lookups (the `loops` workload counts them). Whoever began the stop held this
         // loop, so the release of the last reference orders their store before this load.
         if !engine.stopRequested.load(ordering: .relaxed) {
             engine.beginStop()
@@ -123,7 +123,8 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// With ``Backend/callback``, if no other thread is draining, the event (and anything queued
     /// meanwhile) is reduced before `send` returns; otherwise it is queued for the thread that is.
-    /// With ``Backend/actor`` the event is queued and the actor woken if needed.
+    /// With ``Backend/actor`` and ``Backend/stream`` the event is queued and the loop's actor or
+    /// host task woken if needed.
     ///
     /// After ``stop()`` began the event is dropped, counted in
     /// ``LoopStatistics/eventsDroppedAfterStop`` and logged the first time; it never traps. A full
@@ -153,9 +154,9 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// The latest published state: the state after the last batch of events the loop finished,
     /// and never older than the state a returned ``sendAndWait(_:)`` call saw.
     ///
-    /// A snapshot, safe to read from any thread. While another thread (``Backend/callback``) or
-    /// the actor (``Backend/actor``) is draining a batch, it may lag behind the reducer by the
-    /// events of that batch. To follow every state, use ``observe(_:)`` or
+    /// A snapshot, safe to read from any thread. While another thread (``Backend/callback``), the
+    /// actor (``Backend/actor``) or the host task (``Backend/stream``) is draining a batch, it may
+    /// lag behind the reducer by the events of that batch. To follow every state, use ``observe(_:)`` or
     /// ``states``.
     @inlinable
     public var state: State {

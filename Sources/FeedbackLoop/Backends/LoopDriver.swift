@@ -13,8 +13,9 @@
 ///
 /// Dispatch goes through the ``Driver`` enum rather than an existential: a `switch` over concrete
 /// driver types lets a client binary specialise every backend's drain for its own `State` and
-/// `Event`, where a witness-table call would run the library's unspecialised generic code (the
-/// cross-module measurement in /work/shared's MEASUREMENTS.md: metadata lookups on every event).
+/// `Event`, where a witness-table call would run the library's unspecialised generic code:
+/// metadata lookups on every event (W1, built outside the package as `scripts/callgrind.sh`
+/// does, measures it).
 @usableFromInline
 protocol LoopDriver<State, Event>: Sendable {
     associatedtype State: Sendable

@@ -8,7 +8,8 @@
 /// Everything the actor does is in this protocol's extension: statically dispatched functions
 /// isolated to the actor, which a client binary specialises for its `State` and `Event`. Actor
 /// methods of a generic actor are called through its vtable from another module, which runs the
-/// library's unspecialised code (measured: `swift_getGenericMetadata` ~956 instructions per event).
+/// library's unspecialised code (`swift_getGenericMetadata` on every event: W1 on `actor`, built
+/// outside the package as `scripts/callgrind.sh` does, measures it).
 @usableFromInline
 protocol OwnerActor<State, Event>: Actor {
     associatedtype State: Sendable
