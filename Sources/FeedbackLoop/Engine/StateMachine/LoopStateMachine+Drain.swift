@@ -35,9 +35,9 @@ extension LoopStateMachine {
         pause: Bool = false,
         retired: inout State?
     ) -> DrainAction {
-        precondition(draining, "LoopStateMachine.finishBatch: the drain role is not held (phase \(phase))")
+        let goesOn = phase.drainGoesOn("finishBatch")
         retired = publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
-        guard phase == .running else { return .tearDown }
+        guard goesOn else { return .tearDown }
         if items.isEmpty && parked.isEmpty {
             shrinkQueue()
             guard releaseWhenEmpty else { return .keepRole }
@@ -67,9 +67,9 @@ extension LoopStateMachine {
         droppedFromCancelledEffects: Int,
         retired: inout State?
     ) -> DrainAction {
-        precondition(draining, "LoopStateMachine.finishInPlace: the drain role is not held (phase \(phase))")
+        let goesOn = phase.drainGoesOn("finishInPlace")
         retired = publish(state, reduced: reduced, droppedFromCancelledEffects: droppedFromCancelledEffects)
-        guard phase == .running else { return .tearDown }
+        guard goesOn else { return .tearDown }
         guard items.isEmpty && parked.isEmpty else { return .drainMore }
         return release()
     }
@@ -80,7 +80,7 @@ extension LoopStateMachine {
     @inlinable
     @inline(__always)
     mutating func release() -> DrainAction {
-        draining = false
+        phase.release()
         if waiters.isEmpty { return .released }
         return .releasedWaking(takeReadyWaiters())
     }
@@ -113,7 +113,7 @@ extension LoopStateMachine {
 
     @inlinable
     var isIdle: Bool {
-        phase == .stopped || (phase == .running && !draining && items.isEmpty && effects.isEmpty && parked.isEmpty)
+        phase == .stopped || (phase == .idle && items.isEmpty && effects.isEmpty && parked.isEmpty)
     }
 
     /// The waiters to resume now that the loop has made progress (a drain ended, an effect's

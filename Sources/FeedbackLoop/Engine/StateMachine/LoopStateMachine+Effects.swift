@@ -80,9 +80,9 @@ extension LoopStateMachine {
 
     @inlinable
     mutating func wakeWaiters(_ followup: inout Followup) {
-        if phase == .stopping(tornDown: true) {
+        if phase == .tornDown {
             if effects.isEmpty {
-                phase = .stopped
+                phase.effectsEnded()
                 followup.stopped += stopWaiters
                 stopWaiters = []
             } else if effects.count == 1, let last = effects.values.first?.handle.id, stopWaiters.contains(where: { $0.except == last }) {

@@ -26,14 +26,15 @@ extension LoopStateMachine {
     /// external). The caller appends it on `.append`.
     @inlinable
     mutating func admit(external: Bool) -> Admission {
-        guard phase == .running else {
+        switch phase.admit() {
+        case .takeRole:
+            return .takeRole
+        case .refuse:
             statistics.eventsDroppedAfterStop += 1
             defer { warnedAfterStop = true }
             return .dropped(.afterStop, firstWarning: !warnedAfterStop)
-        }
-        guard draining else {
-            draining = true
-            return .takeRole
+        case .queue:
+            break
         }
         if external {
             if externalQueued >= capacity {
@@ -112,7 +113,7 @@ extension LoopStateMachine {
 
     @inlinable
     mutating func submit(_ event: Event, id: UInt64, reply: UnsafeContinuation<State, any Error>) -> SubmitAction {
-        guard phase == .running else {
+        guard phase.isRunning else {
             statistics.eventsDroppedAfterStop += 1
             return .stopped
         }
@@ -153,12 +154,12 @@ extension LoopStateMachine {
         nextObserverID += 1
         let entry = ObserverEntry(id: id, onState: onState, onStop: onStop)
         switch phase {
-        case .running:
+        case .idle, .draining:
             return .enqueued(id: id, enqueue(.addObserver(entry), external: false))
-        case .stopping(tornDown: false):
+        case .stopping:
             observersAwaitingTeardown.append(entry)
             return .awaitingTeardown
-        case .stopping(tornDown: true), .stopped:
+        case .tornDown, .stopped:
             return .stopped(published)
         }
     }
@@ -167,7 +168,7 @@ extension LoopStateMachine {
     /// observers are already gone: nothing to queue.
     @inlinable
     mutating func removeObserver(_ id: Int) -> EnqueueAction {
-        guard phase == .running else { return .queued }
+        guard phase.isRunning else { return .queued }
         return enqueue(.removeObserver(id), external: false)
     }
 }

@@ -32,8 +32,8 @@ extension LoopStateMachine {
 
     @inlinable
     mutating func beginStop() -> StopAction {
-        guard phase == .running else { return .alreadyStopping }
-        phase = .stopping(tornDown: false)
+        let begun = phase.beginStop()
+        if case .alreadyStopping = begun { return .alreadyStopping }
         let discarded = items
         let parked = self.parked
         items = []
@@ -41,10 +41,9 @@ extension LoopStateMachine {
         externalQueued = 0
         statistics.eventsDiscardedAtStop += discarded.count { $0.isEvent } + parked.count
         setAsideObservers(of: discarded)
-        if draining {
+        if case .drainerTearsDown = begun {
             return .drainerTearsDown(discarded: discarded, parked: parked)
         }
-        draining = true
         return .tearDown(discarded: discarded, parked: parked)
     }
 
@@ -52,15 +51,12 @@ extension LoopStateMachine {
     /// effects among them (`endedNow`) ended with their cancellation.
     @inlinable
     mutating func tornDown(cancelled: Int, endedNow: [UInt64]) -> Followup {
-        precondition(
-            phase == .stopping(tornDown: false) && draining,
-            "LoopStateMachine.tornDown: teardown outside a stop, or without the drain role (phase \(phase), draining \(draining))")
+        phase.tornDown()
         statistics.effectsCancelled += cancelled
         var followup = Followup()
         for id in endedNow {
             if let entry = removeEffect(id) { followup.releasedAtTeardown.append(entry) }
         }
-        phase = .stopping(tornDown: true)
         if !observersAwaitingTeardown.isEmpty {
             followup.lateObservers = observersAwaitingTeardown
             followup.finalState = published
@@ -81,7 +77,7 @@ extension LoopStateMachine {
     @inlinable
     mutating func waitForStop(_ waiter: StopWaiter) -> StopWaitAction {
         if phase == .stopped { return .resume }
-        if phase == .stopping(tornDown: true), let except = waiter.except, effects.count == 1, effects[except] != nil {
+        if phase == .tornDown, let except = waiter.except, effects.count == 1, effects[except] != nil {
             return .resume
         }
         stopWaiters.append(waiter)

@@ -7,29 +7,22 @@
 /// `Cancellation` or a task that may capture the loop's owner) and waiters all leave through the
 /// returned actions and die after the lock is dropped.
 ///
-/// Its fields are changed only by its own transitions (the methods below); `LoopEngine` never writes
-/// a field. They are not `private` only because `@inlinable` transitions — which a client binary
-/// specialises — cannot touch private storage; tests read them.
+/// Its fields are changed only by its own transitions (the methods below); `LoopEngine` never
+/// writes a field. They are not `private` only because `@inlinable` transitions — which a client
+/// binary specialises — cannot touch private storage; tests read them. The loop's life and its
+/// drain role are a small state machine of their own, ``Phase``, whose transitions trap when
+/// called in a phase where they make no sense.
 ///
-/// The drain role: `draining` is true while one thread (`callback`), the actor (`actor`) or the
-/// host task (`stream`) is handling queue items. Only the holder touches the state's owner (state, reducer,
-/// feedbacks, observers). The role is taken by the sender that finds the loop idle and released
+/// The drain role: the phase is `draining` while one thread (`callback`), the actor (`actor`) or
+/// the host task (`stream`) is handling queue items. Only the holder touches the state's owner
+/// (state, reducer, feedbacks, observers). The role is taken by the sender that finds the loop idle and released
 /// only by the holder, under the lock, when it finds the queue empty — so an item enqueued while
 /// the holder finishes is always either seen by the holder or starts a new drain (no lost wake-up).
 @usableFromInline
 struct LoopStateMachine<State: Sendable, Event: Sendable>: Sendable {
-    @usableFromInline
-    enum Phase: Sendable, Equatable {
-        case running
-        /// `stop()` began. `tornDown` once effects were cancelled and observers finished.
-        case stopping(tornDown: Bool)
-        /// Torn down and every effect has ended.
-        case stopped
-    }
-
     @usableFromInline var items: [QueueItem<State, Event>] = []
-    @usableFromInline var draining = false
-    @usableFromInline var phase = Phase.running
+    /// The loop's life and its drain role (see ``Phase``).
+    @usableFromInline var phase = Phase.idle
     @usableFromInline var externalQueued = 0
     @usableFromInline let capacity: Int
     @usableFromInline var published: State
