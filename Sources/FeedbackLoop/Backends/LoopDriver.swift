@@ -137,7 +137,11 @@ enum Driver<State: Sendable, Event: Sendable>: LoopDriver {
         }
     }
 
+    /// Always inlined: as a call of its own, an async function that `callback` needed only to
+    /// run synchronous work in cost every stop an async frame and an executor switch (the
+    /// `loops` workload measures it).
     @inlinable
+    @inline(__always)
     func stopBeganInCaller(_ engine: LoopEngine<State, Event>, tearDown: Bool) async {
         switch self {
         case .callback(let driver): await driver.stopBeganInCaller(engine, tearDown: tearDown)

@@ -41,6 +41,7 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
 
     /// A hop from the caller's task to the actor: no task of its own.
     @inlinable
+    @inline(__always)
     func stopBeganInCaller(_ engine: LoopEngine<State, Event>, tearDown: Bool) async {
         guard tearDown else { return }
         switch self {

@@ -35,6 +35,7 @@ struct CallbackDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked 
     }
 
     @inlinable
+    @inline(__always)
     func stopBeganInCaller(_ engine: LoopEngine<State, Event>, tearDown: Bool) async {
         if tearDown { engine.tearDown(owner) }
     }
