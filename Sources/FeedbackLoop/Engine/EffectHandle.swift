@@ -86,7 +86,7 @@ enum EffectStopper: Sendable {
         switch self {
         case .task(let task): task.cancel()
         case .cancellation(let cancellation): cancellation.cancel()
-        case .child(let cancellation): cancellation.signal()
+        case .child(let cancellation): cancellation.cancel()
         }
     }
 }
