@@ -159,7 +159,10 @@ enum Driver<State: Sendable, Event: Sendable>: LoopDriver {
         }
     }
 
+    /// Never inlined: inlined, every backend's way to start a task made ``LoopEngine/start(_:feedback:life:)``
+    /// large enough to slow its other cases (W2's `.send` effects).
     @inlinable
+    @inline(never)
     func startTask(
         _ engine: LoopEngine<State, Event>, handle: EffectHandle, priority: UInt8?,
         body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
