@@ -86,7 +86,7 @@ extension LoopEngine {
         owner.spare = []
         while true {
             // Everything this pass does to `owner` happens before the lock below: once
-            // `finishBatch` releases the drain role, another thread may own the state's owner.
+            // `finishBatch` releases the drain role, another thread may hold the state's owner.
             let counts = owner.takeCounts()
             var retired: State?
             let action = lock.withLock { state in

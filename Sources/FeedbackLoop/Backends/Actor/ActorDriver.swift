@@ -1,4 +1,4 @@
-/// The `actor` backend: an actor owns the state's owner, and `send` never runs the reducer on the
+/// The `actor` backend: an actor holds the state's owner, and `send` never runs the reducer on the
 /// caller's thread. `send` appends to the shared queue under the loop's lock and, only when the
 /// actor is not already draining, wakes it with one task; the actor then drains everything that
 /// has arrived, batch after batch, in one turn. A burst of events therefore costs one lock and one

@@ -103,8 +103,9 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         await host(engine, cancellable: true)
     }
 
-    /// A child of the host's task group, added once this drain pass ends. Called by the state's owner,
-    /// so by the host (or, once the host has ended, the drain role's holder): `children` is its.
+    /// A child of the host's task group, added once this drain pass ends. Called while the state's
+    /// owner processes an event, so by the host (or, once the host has ended, the drain role's
+    /// holder), which alone touches `children`.
     @inlinable
     func startTask(
         _ engine: LoopEngine<State, Event>, handle: EffectHandle, priority: UInt8?,
