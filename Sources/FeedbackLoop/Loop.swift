@@ -1,4 +1,4 @@
-/// A unidirectional state machine: one state, changed only by a pure reducer in response to
+/// A unidirectional state owner: one state, changed only by a pure reducer in response to
 /// events, with feedbacks that run effects while the state asks for them.
 ///
 /// ```swift
@@ -32,8 +32,8 @@
 /// A loop is `Sendable`: send from any thread or task. With ``Backend/callback`` the reducer,
 /// feedbacks and observers run on whichever thread holds the drain role (the sender that found
 /// the loop idle drains the queue before its `send` returns); with ``Backend/actor`` they run on
-/// the loop's actor and `send` only enqueues. Either way they never run concurrently with each
-/// other.
+/// the loop's actor, and with ``Backend/stream`` in its host task (see ``LoopHosting``), and
+/// `send` only enqueues. On every backend they never run concurrently with each other.
 ///
 /// ## Cancellation and lifetime
 /// A feedback decides when its effects are cancelled: ``Feedback/skippingRepeated(_:effects:)``
@@ -52,7 +52,7 @@
 /// end while it waits. ``waitUntilIdle()`` from inside an effect is a programming error (the loop
 /// is never idle while the caller runs): it logs an error and returns at once, never hangs.
 public final class Loop<State: Sendable, Event: Sendable>: Sendable {
-    @usableFromInline let core: LoopCore<State, Event>
+    @usableFromInline let engine: LoopEngine<State, Event>
 
     /// The backend running this loop.
     public let backend: Backend
@@ -82,14 +82,14 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ) {
         self.backend = backend
         let (configuration, instrumentation) = Self.prepare(configuration, instrumentation, feedbacks: feedbacks)
-        self.core = LoopCore(
+        self.engine = LoopEngine(
             initial: initial,
             reduce: reduce,
             feedbacks: feedbacks,
             backend: backend,
             configuration: configuration,
             instrumentation: instrumentation)
-        core.start()
+        engine.start()
     }
 
     /// The configuration labelled with the feedbacks' labels, and the instrumentation of the
@@ -97,7 +97,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// Inlinable, with the common case (no label, no hook, no instrument, a logger above `debug`)
     /// decided here: the library's generic code behind it looks up run-time metadata for these
-    /// types, ~1,500 instructions a loop that a server making a loop per request pays for nothing.
+    /// types, on every loop a server making a loop per request makes (the `loops` workload).
     @inlinable
     static func prepare(
         _ configuration: LoopConfiguration,
@@ -112,10 +112,10 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     deinit {
         // A loop stopped before its release has nothing left to begin. A deinit of a generic class
         // runs the library's unspecialised code, where `beginStop()` found `alreadyStopping` only
-        // after ~1,100 instructions of run-time metadata lookups. Whoever began the stop held this
+        // after run-time metadata lookups (the `loops` workload counts them). Whoever began the stop held this
         // loop, so the release of the last reference orders their store before this load.
-        if !core.stopRequested.load(ordering: .relaxed) {
-            core.beginStop()
+        if !engine.stopRequested.load(ordering: .relaxed) {
+            engine.beginStop()
         }
     }
 
@@ -123,7 +123,8 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// With ``Backend/callback``, if no other thread is draining, the event (and anything queued
     /// meanwhile) is reduced before `send` returns; otherwise it is queued for the thread that is.
-    /// With ``Backend/actor`` the event is queued and the actor woken if needed.
+    /// With ``Backend/actor`` and ``Backend/stream`` the event is queued and the loop's actor or
+    /// host task woken if needed.
     ///
     /// After ``stop()`` began the event is dropped, counted in
     /// ``LoopStatistics/eventsDroppedAfterStop`` and logged the first time; it never traps. A full
@@ -131,7 +132,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// (``LoopStatistics/eventsDroppedOverCapacity``).
     @inlinable
     public func send(_ event: Event) {
-        core.receive(event, from: nil)
+        engine.receive(event, from: nil)
     }
 
     /// Sends an event and returns the state right after the reducer ran on it — for
@@ -147,25 +148,25 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
-        try await core.submit(event)
+        try await engine.submit(event)
     }
 
     /// The latest published state: the state after the last batch of events the loop finished,
     /// and never older than the state a returned ``sendAndWait(_:)`` call saw.
     ///
-    /// A snapshot, safe to read from any thread. While another thread (``Backend/callback``) or
-    /// the actor (``Backend/actor``) is draining a batch, it may lag behind the reducer by the
-    /// events of that batch. To follow every state, use ``observe(_:)`` or
+    /// A snapshot, safe to read from any thread. While another thread (``Backend/callback``), the
+    /// actor (``Backend/actor``) or the host task (``Backend/stream``) is draining a batch, it may
+    /// lag behind the reducer by the events of that batch. To follow every state, use ``observe(_:)`` or
     /// ``states``.
     @inlinable
     public var state: State {
-        core.published
+        engine.published
     }
 
     /// Counters of events reduced and dropped and of effects started and ended.
     @inlinable
     public var statistics: LoopStatistics {
-        core.statistics
+        engine.statistics
     }
 
     /// Calls `observer` with the current state, then with every later state, in order, none
@@ -176,10 +177,10 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// final state — at once, or, while a stop is under way, once the stop has settled it.
     @inlinable
     public func observe(_ observer: @escaping @Sendable (State) -> Void) -> Observation {
-        guard let id = core.addObserver(onState: observer, onStop: nil) else {
+        guard let id = engine.addObserver(onState: observer, onStop: nil) else {
             return Observation {}
         }
-        return Observation { [core] in core.removeObserver(id) }
+        return Observation { [engine] in engine.removeObserver(id) }
     }
 
     /// Every state as an `AsyncSequence`: the current state first, then each new one in order,
@@ -199,11 +200,11 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// loop stops, and ending the iteration removes the subscriber.
     public func states(bufferingPolicy: AsyncStream<State>.Continuation.BufferingPolicy) -> AsyncStream<State> {
         let (stream, continuation) = AsyncStream.makeStream(of: State.self, bufferingPolicy: bufferingPolicy)
-        let id = core.addObserver(
+        let id = engine.addObserver(
             onState: { continuation.yield($0) },
             onStop: { continuation.finish() })
         if let id {
-            continuation.onTermination = { [core] _ in core.removeObserver(id) }
+            continuation.onTermination = { [engine] _ in engine.removeObserver(id) }
         }
         return stream
     }
@@ -215,7 +216,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// own effects it cannot be satisfied, so it logs an error and returns at once.
     @inlinable
     public func waitUntilIdle() async {
-        await core.waitUntilIdle()
+        await engine.waitUntilIdle()
     }
 
     /// Suspends until the loop stops; cancelling the calling task stops the loop. Returns once
@@ -231,10 +232,10 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     @inlinable
     public func run() async {
         await withTaskCancellationHandler {
-            await core.hostForRun()
-            await core.waitUntilStopped()
+            await engine.hostForRun()
+            await engine.waitUntilStopped()
         } onCancel: {
-            core.beginStop()
+            engine.beginStop()
         }
     }
 
@@ -251,8 +252,8 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// Idempotent: later calls wait for the same stop.
     @inlinable
     public func stop() async {
-        await core.beginStopInCaller()
-        await core.waitUntilStopped()
+        await engine.beginStopInCaller()
+        await engine.waitUntilStopped()
     }
 
     /// Stops the loop like ``stop()``, but waits at most `timeout` for the effects to end.
@@ -269,7 +270,7 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     @discardableResult
     public func stop<C: Clock>(timeout: Duration, clock: C = ContinuousClock()) async -> StopReport
     where C.Duration == Duration {
-        await core.stop(timeout: timeout, clock: clock)
+        await engine.stop(timeout: timeout, clock: clock)
     }
 }
 

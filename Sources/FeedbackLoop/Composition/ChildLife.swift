@@ -36,7 +36,7 @@ final class ChildLife: Sendable {
     }
 
     /// This life ended, or the one it lives inside did. Not inlinable: only events of a child's
-    /// effects ask, and inlined into the machine's `receive` it made that too large to inline into
+    /// effects ask, and inlined into the owner's `receive` it made that too large to inline into
     /// every drain (W1 and W2 on `callback` paid for the call).
     @usableFromInline
     var isEnded: Bool {

@@ -2,7 +2,7 @@
 /// it saw last time.
 ///
 /// An `Array` stored in a class checks that its buffer is unique on every write (a runtime call,
-/// ~18 instructions), because the compiler cannot prove that nobody else holds the buffer. A
+/// which the callgrind `keyed-children` workload counts), because the compiler cannot prove that nobody else holds the buffer. A
 /// keyed feedback writes two tables on every event. This storage has a single holder by
 /// construction: its owner keeps it in a `let` and never hands it out, so there is nothing to
 /// check. Like the rest of a keyed feedback, only the drain-role holder touches it. Indices are

@@ -2,9 +2,10 @@
 /// the state, starts an effect when the query appears or changes, cancels it when the query
 /// changes or goes away, and sends the effect's events back into the loop.
 ///
-/// Feedbacks see every state the reducer produces, in order, none skipped, on the loop's drain
-/// thread (``Backend/callback``) or actor (``Backend/actor``); the query closures run there and
-/// must be cheap and pure. Effects start in the same step and their events queue behind the ones
+/// Feedbacks see every state the reducer produces, in order, none skipped, wherever the loop's
+/// backend runs its reducer: the thread holding the drain role (``Backend/callback``), the loop's
+/// actor (``Backend/actor``) or its host task (``Backend/stream``); the query closures run there
+/// and must be cheap and pure. Effects start in the same step and their events queue behind the ones
 /// already waiting — a feedback can never re-enter the reducer.
 ///
 /// ```swift

@@ -3,6 +3,6 @@ extension Loop {
     /// A `LoopService` running the loop logs through the same logger and reports to the same
     /// metrics, so both are wired once, here.
     public var configuration: LoopConfiguration {
-        core.configuration
+        engine.configuration
     }
 }

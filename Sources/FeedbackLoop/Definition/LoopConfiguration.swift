@@ -57,7 +57,7 @@ public struct LoopConfiguration: Sendable {
     /// `SerialExecutor` contract); the loop holds it for its whole life.
     ///
     /// ``Backend/callback`` has no executor of its own (it runs where the drain role is taken)
-    /// and ignores this setting, as does ``Backend/stream``, whose machine runs in its host task
+    /// and ignores this setting, as does ``Backend/stream``, whose reducer runs in its host task
     /// (see ``hosting``).
     public var executor: (any SerialExecutor)? {
         @inlinable get { storage.values.executor }

@@ -4,14 +4,14 @@
 /// Not a plain `Dictionary`, because effect ids come from one sequential counter: the effects
 /// alive at any moment are, but for a few long-lived ones, a sliding window of recent ids, so
 /// `id & mask` gives each its own slot with no hashing at all, where a dictionary ran SipHash
-/// (~120 instructions) on every insert and every removal — twice per effect, the bulk of the
-/// registry's cost in the switch-latest churn. Linear probing was tried and rejected: a window of
-/// sequential ids is one long cluster, and each removal scanned it to its end (W3 with `.run`
-/// effects went from 15,500 to 290,000 instructions per switch).
+/// on every insert and every removal — twice per effect, the bulk of the registry's cost in the
+/// switch-latest churn (W3). Linear probing was tried and rejected: a window of sequential ids
+/// is one long cluster, and each removal scanned it to its end (W3 with `.run` effects cost
+/// nearly twenty times as much per switch).
 ///
 /// An id whose slot holds another effect (a long-lived one, `mask + 1` ids older) goes to
 /// `overflow`; the table doubles when it is three quarters full. Guarded by the loop's lock, like
-/// the rest of ``CoreState``.
+/// the rest of ``LoopStateMachine``.
 @usableFromInline
 struct EffectRegistry: Sendable {
     /// A power of two, or empty.

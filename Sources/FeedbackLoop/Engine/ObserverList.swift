@@ -15,7 +15,7 @@
 /// holes, and calling its observers through `forEachObserver` costs what it cost before, plus one
 /// `nil` check each.
 ///
-/// Touched only by the machine's owner (see ``Machine``), like the rest of the machine.
+/// Touched only by the holder of the drain role, like the rest of the ``StateOwner``.
 @usableFromInline
 struct ObserverList<State: Sendable>: Sequence {
     /// Up to this many entries (holes included), no `positions`: the list is a plain array.
@@ -115,7 +115,7 @@ struct ObserverList<State: Sendable>: Sequence {
         self.positions = positions
     }
 
-    /// Calls `body` with each observer still there, in joining order: the machine's loop on
+    /// Calls `body` with each observer still there, in joining order: the state owner's loop on
     /// every state. A `for … in` over the list would first copy it, retaining its index as well.
     @inlinable
     func forEachObserver(_ body: (ObserverEntry<State>) -> Void) {

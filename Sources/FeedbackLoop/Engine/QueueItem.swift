@@ -8,7 +8,7 @@ enum QueueItem<State: Sendable, Event: Sendable>: Sendable {
     /// An event from ``Loop/sendAndWait(_:)``: the reply gets the state right after it.
     /// `UnsafeContinuation` rather than `CheckedContinuation`: the checked one is a resilient
     /// type, which would leave this enum without a fixed layout and make every enqueue of every
-    /// event look up type metadata at run time (measured: 3,989 → 1,271 instructions per send).
+    /// event look up type metadata at run time (W1, the send workload, measures it).
     /// The queue resumes each reply exactly once: on reduce, or when stop discards it.
     case submit(Event, UnsafeContinuation<State, any Error>)
     /// The loop's first step: every feedback sees the initial state.

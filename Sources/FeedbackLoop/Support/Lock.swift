@@ -11,9 +11,9 @@ import Synchronization
 #endif
 
 /// A value and the lock that guards it, stored inside whatever holds it: no object of its own.
-/// `~Copyable`, so it is only ever a `let` of its owner. The engine's lock is one (a loop's
-/// `CoreState`), where a lock object of its own was an allocation at every loop's creation and
-/// 48 bytes of every idle loop; ``Lock`` is one behind a reference, for values that closures share.
+/// `~Copyable`, so it is only ever a `let` of its owner. The engine's lock is one (around a
+/// loop's `LoopStateMachine`), where a lock object of its own was an allocation at every loop's
+/// creation and 48 bytes of every idle loop; ``Lock`` is one behind a reference, for values that closures share.
 ///
 /// Release builds use `Synchronization.Mutex` (the cheapest lock measured on Linux). Builds
 /// compiled with `-Xswiftc -DTSAN` use a pthread mutex instead, because ThreadSanitizer reports

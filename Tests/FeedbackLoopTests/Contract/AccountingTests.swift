@@ -33,7 +33,7 @@ struct AccountingTests {
             feedbacks: [
                 .custom { _, event in
                     guard event == .setFlag(true) else { return .none }
-                    box.current?.core.beginStop()
+                    box.current?.engine.beginStop()
                     stopBegun.open()
                     return .send(.record(1), .record(2), .record(3))
                 },

@@ -121,11 +121,11 @@ struct AsyncAPITests {
         do {
             for await state in loop.states where state.count == 0 { break }
         }
-        try await waitUntil("the subscriber to leave the loop") { loop.core.observerCount.load(ordering: .relaxed) == 0 }
+        try await waitUntil("the subscriber to leave the loop") { loop.engine.observerCount.load(ordering: .relaxed) == 0 }
         for _ in 0..<10 { loop.send(.increment) }
         await loop.waitUntilIdle()
         #expect(loop.state.count == 10)
-        #expect(loop.core.observerCount.load(ordering: .relaxed) == 0, "the ended iteration's subscriber is still there")
+        #expect(loop.engine.observerCount.load(ordering: .relaxed) == 0, "the ended iteration's subscriber is still there")
         await loop.stop()
     }
 }

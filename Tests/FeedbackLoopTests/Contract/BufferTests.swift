@@ -14,14 +14,14 @@ struct BufferTests {
         try await withDrainHeld(loop, by: 1, at: { $0 == 1 }) { release in
             // Queued behind the held drain: the shared queue grows to the whole burst.
             for _ in 0..<Self.burst { loop.send(1) }
-            #expect(loop.core.lock.withLock { $0.items.capacity } >= Self.burst)
+            #expect(loop.engine.lock.withLock { $0.items.capacity } >= Self.burst)
             release.open()
             try await withDeadline("the burst to drain") { await loop.waitUntilIdle() }
         }
         #expect(loop.state == Self.burst + 1)
-        let kept = CoreState<Int, Int>.keptQueueCapacity
-        #expect(loop.core.lock.withLock { $0.items.capacity } <= kept, "the shared queue kept the burst's peak")
-        #expect(await loop.core.driver.spareCapacity(loop.core) <= kept, "the drain's spare buffer kept the burst's peak")
+        let kept = LoopStateMachine<Int, Int>.keptQueueCapacity
+        #expect(loop.engine.lock.withLock { $0.items.capacity } <= kept, "the shared queue kept the burst's peak")
+        #expect(await loop.engine.spareCapacity() <= kept, "the drain's spare buffer kept the burst's peak")
         // And a steady flow afterwards still works.
         for _ in 0..<100 { loop.send(1) }
         try await withDeadline("the flow to drain") { await loop.waitUntilIdle() }
@@ -39,13 +39,13 @@ struct BufferTests {
             ],
             backend: backend)
         loop.send(1)
-        try await withDeadline("the effects to start") { await loop.core.waitUntil { $0.effects.count == Self.burst } }
-        #expect(loop.core.lock.withLock { $0.effects.capacity } >= Self.burst)
+        try await withDeadline("the effects to start") { await loop.engine.waitUntil { $0.effects.count == Self.burst } }
+        #expect(loop.engine.lock.withLock { $0.effects.capacity } >= Self.burst)
         loop.send(1)
         try await withDeadline("the effects to end") { await loop.waitUntilIdle() }
         #expect(loop.statistics.effectsCancelled == Self.burst)
         #expect(
-            loop.core.lock.withLock { $0.effects.capacity } <= CoreState<Int, Int>.keptQueueCapacity,
+            loop.engine.lock.withLock { $0.effects.capacity } <= LoopStateMachine<Int, Int>.keptQueueCapacity,
             "the registry kept the table of \(Self.burst) effects")
         await loop.stop()
     }

@@ -3,7 +3,7 @@ import Testing
 
 /// Rule: a loop given an executor (`LoopConfiguration.executor`) runs its reducer, feedbacks,
 /// observers and the synchronous start of its `.callback` effects isolated to that executor —
-/// on the backend that runs the machine on an executor (``Backend/actor``). ``Backend/callback``
+/// on the backend that runs the state's owner on an executor (``Backend/actor``). ``Backend/callback``
 /// runs where the drain role is taken and ``Backend/stream`` in its host task; both ignore the
 /// setting and keep every other rule.
 @Suite("The user's executor")

@@ -4,7 +4,7 @@ import Testing
 
 /// Rule: a loop that always has work never keeps the threads it shares with other work.
 ///
-/// `actor` and `stream` drain on the cooperative pool, one thread per core: a drain that never
+/// `actor` and `stream` drain on the cooperative pool, one thread per CPU: a drain that never
 /// gave way would stall every other task in the process — other loops, timers, a server's
 /// requests — for as long as the loop stays busy. `callback` drains on the thread of the sender
 /// that found it idle and shares no thread: its busy loops stay on their senders' threads.

@@ -85,7 +85,7 @@ struct TaskTreeTests {
             configuration: LoopConfiguration(hosting: .run))
         for _ in 0..<3 { loop.send(.increment) }
         if backend == .stream {
-            // Nothing runs the machine until a host comes.
+            // Nothing runs the state's owner until a host comes.
             #expect(loop.state.count == 0)
             #expect(loop.statistics.eventsReduced == 0)
         }

@@ -168,17 +168,17 @@ final class DeterministicHarness: Sendable {
     /// Waits until the loop is quiet and its registry holds exactly `effects` entries: woken by
     /// the loop's own progress, never by polling. (The whole script runs under a deadline.)
     func quiesce(effects: Int) async -> String? {
-        await loop.core.waitUntil { state in
+        await loop.engine.waitUntil { state in
             // A stopped loop keeps the drain role for good: nothing is reduced any more.
             state.effects.count == effects
-                && (state.phase == .stopped || (state.phase == .running && !state.draining && state.items.isEmpty))
+                && (state.phase == .stopped || (state.phase == .idle && state.items.isEmpty))
         }
         return nil
     }
 
     /// Waits until the loop has torn down (every running effect cancelled).
     func waitForTeardown() async {
-        await loop.core.waitUntil { $0.phase == .stopping(tornDown: true) || $0.phase == .stopped }
+        await loop.engine.waitUntil { $0.phase == .tornDown || $0.phase == .stopped }
     }
 
     /// Plays `script` against the model; the first difference, or `nil`.

@@ -111,9 +111,9 @@ import Testing
             }
         }
         await loop.waitUntilIdle()
-        #expect(loop.core.observerCount.load(ordering: .relaxed) == expected.liveAtStop)
+        #expect(loop.engine.observerCount.load(ordering: .relaxed) == expected.liveAtStop)
         await loop.stop()
-        #expect(loop.core.observerCount.load(ordering: .relaxed) == 0)
+        #expect(loop.engine.observerCount.load(ordering: .relaxed) == 0)
         // Leaving after the stop: nothing to remove any more, nothing delivered.
         for observation in observations.values { observation.cancel() }
         await loop.waitUntilIdle()
@@ -142,18 +142,18 @@ import Testing
         let calls = Locked<[Call]>([])
         var ids: [Int] = []
         for observer in 0..<(ObserverList<Int>.linearLimit + 4) {
-            let id = loop.core.addObserver(onState: { calls.append(Call(observer: observer, state: $0)) }, onStop: nil)
+            let id = loop.engine.addObserver(onState: { calls.append(Call(observer: observer, state: $0)) }, onStop: nil)
             ids.append(try #require(id))
         }
-        loop.core.removeObserver(ids[3])
+        loop.engine.removeObserver(ids[3])
         loop.send(1)
-        loop.core.removeObserver(ids[3])
-        loop.core.removeObserver(ids.last! + 1_000)
+        loop.engine.removeObserver(ids[3])
+        loop.engine.removeObserver(ids.last! + 1_000)
         loop.send(2)
         await loop.waitUntilIdle()
-        #expect(loop.core.observerCount.load(ordering: .relaxed) == ids.count - 1)
+        #expect(loop.engine.observerCount.load(ordering: .relaxed) == ids.count - 1)
         await loop.stop()
-        loop.core.removeObserver(ids[5])
+        loop.engine.removeObserver(ids[5])
 
         let observers = Array(ids.indices)
         let remaining = observers.filter { $0 != 3 }

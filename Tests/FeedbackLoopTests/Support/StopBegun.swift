@@ -4,6 +4,6 @@ extension Loop {
     /// Whether `stop()` has begun (its transition ran), for tests that must act between the
     /// start of a stop and its end; the public API only shows that a stop has finished.
     var stopHasBegun: Bool {
-        core.lock.withLock { $0.phase != .running }
+        engine.lock.withLock { !$0.phase.isRunning }
     }
 }

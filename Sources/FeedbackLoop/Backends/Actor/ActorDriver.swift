@@ -1,4 +1,4 @@
-/// The `actor` backend: an actor owns the machine, and `send` never runs the reducer on the
+/// The `actor` backend: an actor holds the state's owner, and `send` never runs the reducer on the
 /// caller's thread. `send` appends to the shared queue under the loop's lock and, only when the
 /// actor is not already draining, wakes it with one task; the actor then drains everything that
 /// has arrived, batch after batch, in one turn. A burst of events therefore costs one lock and one
@@ -9,36 +9,44 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
     case executor(ExecutorLoopActor<State, Event>)
 
     @inlinable
-    init(machine: sending Machine<State, Event>, executor: (any SerialExecutor)?) {
+    init(owner: sending StateOwner<State, Event>, executor: (any SerialExecutor)?) {
         if let executor {
-            self = .executor(ExecutorLoopActor(machine: machine, executor: executor))
+            self = .executor(ExecutorLoopActor(owner: owner, executor: executor))
         } else {
-            self = .own(LoopActor(machine: machine))
+            self = .own(LoopActor(owner: owner))
         }
     }
 
     @inlinable
-    func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
+    func drain(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) {
+        drain(engine, startingWith: .event(event, handle))
+    }
+
+    @inlinable
+    func drain(_ engine: LoopEngine<State, Event>, startingWith item: QueueItem<State, Event>) {
         switch self {
-        case .own(let actor): Task { await actor.wake(core, first: item) }
-        case .executor(let actor): Task { await actor.wake(core, first: item) }
+        case .own(let actor): Task { await actor.wake(engine, first: item) }
+        case .executor(let actor): Task { await actor.wake(engine, first: item) }
         }
     }
 
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
+    func stopBegan(_ engine: LoopEngine<State, Event>, tearDown: Bool) {
+        guard tearDown else { return }
         switch self {
-        case .own(let actor): Task { await actor.tearDown(core) }
-        case .executor(let actor): Task { await actor.tearDown(core) }
+        case .own(let actor): Task { await actor.tearDown(engine) }
+        case .executor(let actor): Task { await actor.tearDown(engine) }
         }
     }
 
     /// A hop from the caller's task to the actor: no task of its own.
     @inlinable
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
+    @inline(__always)
+    func stopBeganInCaller(_ engine: LoopEngine<State, Event>, tearDown: Bool) async {
+        guard tearDown else { return }
         switch self {
-        case .own(let actor): await actor.tearDown(core)
-        case .executor(let actor): await actor.tearDown(core)
+        case .own(let actor): await actor.tearDown(engine)
+        case .executor(let actor): await actor.tearDown(engine)
         }
     }
 }

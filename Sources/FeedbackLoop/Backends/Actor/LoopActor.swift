@@ -1,4 +1,4 @@
-/// An actor that owns a loop's machine (state, reducer, feedbacks, observers), so the compiler,
+/// An actor that owns a loop's state (state, reducer, feedbacks, observers), so the compiler,
 /// not a convention, keeps every other thread away from the state.
 ///
 /// Two actors share this shape: ``LoopActor`` runs on its own default executor, and
@@ -8,68 +8,50 @@
 /// Everything the actor does is in this protocol's extension: statically dispatched functions
 /// isolated to the actor, which a client binary specialises for its `State` and `Event`. Actor
 /// methods of a generic actor are called through its vtable from another module, which runs the
-/// library's unspecialised code (measured: `swift_getGenericMetadata` ~956 instructions per event).
+/// library's unspecialised code (`swift_getGenericMetadata` on every event: W1 on `actor`, built
+/// outside the package as `scripts/callgrind.sh` does, measures it).
 @usableFromInline
-protocol MachineActor<State, Event>: Actor {
+protocol OwnerActor<State, Event>: Actor {
     associatedtype State: Sendable
     associatedtype Event: Sendable
-    var machine: Machine<State, Event> { get }
+    var owner: StateOwner<State, Event> { get }
 }
 
-extension MachineActor {
-    /// One wake-up: drains until the queue is empty, then yields once before giving up the drain
-    /// role — a sender in full flow refills the queue meanwhile, so one wake-up serves a whole
-    /// burst instead of one per event. Under a sustained flow it also yields every
-    /// ``LoopCore/turnBudget`` items: the actor runs on the cooperative pool (one thread per
-    /// core), and a drain that never gave way would starve every other task there, other loops
-    /// included.
+extension OwnerActor {
+    /// One wake-up: a turn of drain passes on the actor (see
+    /// ``LoopEngine/drainTurns(_:first:releaseWhenEmpty:between:)``).
     @inlinable
-    func wake(_ core: LoopCore<State, Event>, first: QueueItem<State, Event>) async {
-        var end = core.drainLoop(machine, first: first, releaseWhenEmpty: false, budget: LoopCore<State, Event>.turnBudget)
-        var releaseWhenEmpty = false
-        while true {
-            switch end {
-            case .released, .tornDown: return
-            case .emptyHeld: releaseWhenEmpty = true
-            case .paused: break
-            }
-            await Task.yield()
-            end = core.drainLoop(machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
-        }
+    func wake(_ engine: LoopEngine<State, Event>, first: QueueItem<State, Event>) async {
+        _ = await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) { true }
     }
 
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
-        core.tearDown(machine)
-    }
-
-    /// See ``Driver/spareCapacity()``.
-    func spareCapacity() -> Int {
-        machine.spare.capacity
+    func tearDown(_ engine: LoopEngine<State, Event>) {
+        engine.tearDown(owner)
     }
 }
 
 /// The `actor` backend's actor on its own default executor.
 @usableFromInline
-final actor LoopActor<State: Sendable, Event: Sendable>: MachineActor {
-    @usableFromInline let machine: Machine<State, Event>
+final actor LoopActor<State: Sendable, Event: Sendable>: OwnerActor {
+    @usableFromInline let owner: StateOwner<State, Event>
 
     @inlinable
-    init(machine: sending Machine<State, Event>) {
-        self.machine = machine
+    init(owner: sending StateOwner<State, Event>) {
+        self.owner = owner
     }
 }
 
 /// The `actor` backend's actor on the user's executor (``LoopConfiguration/executor``): every
 /// reducer, feedback and observer call runs isolated to that executor.
 @usableFromInline
-final actor ExecutorLoopActor<State: Sendable, Event: Sendable>: MachineActor {
-    @usableFromInline let machine: Machine<State, Event>
+final actor ExecutorLoopActor<State: Sendable, Event: Sendable>: OwnerActor {
+    @usableFromInline let owner: StateOwner<State, Event>
     @usableFromInline let executor: any SerialExecutor
 
     @inlinable
-    init(machine: sending Machine<State, Event>, executor: any SerialExecutor) {
-        self.machine = machine
+    init(owner: sending StateOwner<State, Event>, executor: any SerialExecutor) {
+        self.owner = owner
         self.executor = executor
     }
 

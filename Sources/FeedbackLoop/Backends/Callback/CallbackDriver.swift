@@ -1,34 +1,42 @@
-/// The `callback` backend: the machine is driven in place by whichever thread holds the drain
+/// The `callback` backend: the state's owner is driven in place by whichever thread holds the drain
 /// role — the thread whose `send` found the loop idle, or an effect's thread, or the one that
 /// called `stop()`. Events queued meanwhile by other threads are drained in the same pass, so
 /// there is no thread hop and no task per event.
 ///
-/// A struct, so that the ``Driver`` enum holds the machine's reference itself: a class here was
+/// A struct, so that the ``Driver`` enum holds the owner's reference itself: a class here was
 /// one more object (32 bytes) per idle loop, with nothing of its own to keep.
 @usableFromInline
 struct CallbackDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
-    // @unchecked: `machine` is touched only by the holder of the drain role. The role is taken and
-    // released under `LoopCore.lock` (see `CoreState`), which orders every access between threads.
-    @usableFromInline let machine: Machine<State, Event>
+    // @unchecked: `owner` is touched only by the holder of the drain role. The role is taken and
+    // released under `LoopEngine.lock` (see `LoopStateMachine`), which orders every access between threads.
+    @usableFromInline let owner: StateOwner<State, Event>
 
     @inlinable
-    init(machine: Machine<State, Event>) {
-        self.machine = machine
+    init(owner: StateOwner<State, Event>) {
+        self.owner = owner
     }
 
-    /// Drains on the calling thread, before `send` returns.
+    /// Reduces the sender's event on the calling thread, with no queue item, before `send`
+    /// returns.
     @inlinable
-    func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
-        core.drainLoop(machine, first: item)
+    func drain(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) {
+        engine.reduceInPlace(owner, event: event, from: handle)
+    }
+
+    /// Drains on the calling thread, before the caller returns.
+    @inlinable
+    func drain(_ engine: LoopEngine<State, Event>, startingWith item: QueueItem<State, Event>) {
+        engine.drainPass(owner, first: item)
     }
 
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
-        core.tearDown(machine)
+    func stopBegan(_ engine: LoopEngine<State, Event>, tearDown: Bool) {
+        if tearDown { engine.tearDown(owner) }
     }
 
     @inlinable
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
-        core.tearDown(machine)
+    @inline(__always)
+    func stopBeganInCaller(_ engine: LoopEngine<State, Event>, tearDown: Bool) async {
+        if tearDown { engine.tearDown(owner) }
     }
 }

@@ -1,6 +1,7 @@
 /// A `.run` effect on the `stream` backend, waiting for the host to add it to the loop's task
-/// group. Made while the machine handles an event (see ``LoopCore/start(_:feedback:)``), where
-/// no task group is in reach; the host adds it as soon as the drain pass ends.
+/// group. Made while the state's owner processes an event
+/// (``StreamDriver/startTask(_:handle:priority:body:sink:marker:)``), where no task group is in
+/// reach; the host adds it as soon as the drain pass ends.
 @usableFromInline
 struct ChildEffect<Event: Sendable>: Sendable {
     @usableFromInline let handle: EffectHandle
@@ -34,9 +35,9 @@ struct ChildEffect<Event: Sendable>: Sendable {
     /// `scripts/callgrind.sh` measures what a second task per effect cost). Cancelling the host's
     /// task cancels it too, as structured concurrency does.
     @inlinable
-    func run<State: Sendable>(in core: LoopCore<State, Event>) async {
+    func run<State: Sendable>(in engine: LoopEngine<State, Event>) async {
         let started = withUnsafeCurrentTask { task in
-            // A child task, or `handleInPlace`'s `Task`: there is always a current task.
+            // A child task, or `obeyInPlace`'s `Task`: there is always a current task.
             cancellation.enter(ChildTask(task!))
         }
         // Cancelled before it started: the body runs in a cancelled task, as a cancelled
@@ -53,8 +54,8 @@ struct ChildEffect<Event: Sendable>: Sendable {
         // loop: the loop's stop is on its way and would find the effect already ended. It is
         // cancelled all the same, and counted so, as on every backend. (Cancelled by the loop,
         // the effect is already marked and this does nothing.)
-        if Task.isCancelled { core.cancel(handle) }
-        core.taskReturned(handle, error: failure)
+        if Task.isCancelled { engine.cancel(handle) }
+        engine.taskReturned(handle, error: failure)
     }
 }
 

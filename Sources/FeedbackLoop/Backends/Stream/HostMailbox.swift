@@ -8,7 +8,7 @@
 ///
 /// It behaves as the stream consumed by the host did: once the host's task is cancelled,
 /// ``next()`` returns what is pending and then `nil`, and ``post(_:)`` refuses from then on, so
-/// that the driver hands a refused signal to whoever runs the machine next (see
+/// that the driver hands a refused signal to whoever runs the state's owner next (see
 /// ``StreamDriver/send(_:_:)``).
 @usableFromInline
 final class HostMailbox<State: Sendable, Event: Sendable>: Sendable {

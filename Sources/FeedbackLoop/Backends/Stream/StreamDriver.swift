@@ -1,9 +1,9 @@
 import Synchronization
 
-/// The `stream` backend: the loop as one structured task tree. One task — the *host* — owns the
-/// machine and waits on its ``HostMailbox`` for wake-ups; every `.run` effect is a child task of a
-/// discarding task group in the host, so task-local values bound around the host reach every
-/// effect, priority propagates, and the host ends only once every effect has.
+/// The `stream` backend: the loop as one structured task tree. One task — the *host* — holds the
+/// state's owner and waits on its ``HostMailbox`` for wake-ups; every `.run` effect is a child
+/// task of a discarding task group in the host, so task-local values bound around the host reach
+/// every effect, priority propagates, and the host ends only once every effect has.
 ///
 /// Events wait in the loop's shared queue (where capacity, `sendAndWait` and statistics work as on
 /// every backend). The `send` that finds the loop idle takes the drain role and posts the event
@@ -14,7 +14,7 @@ import Synchronization
 /// task of whoever calls ``Loop/run()`` (``LoopHosting/run``): events sent before then wait.
 @usableFromInline
 final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
-    // @unchecked: `machine` and `children` are touched only by the host — the one task that
+    // @unchecked: `owner` and `children` are touched only by the host — the one task that
     // takes from `mailbox` — or, once the host has ended, by the holder of the drain role (see
     // `Hosting`). `mailbox` and `hosting` are Sendable.
 
@@ -24,14 +24,14 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     enum Signal: Sendable {
         /// Drain the queue, starting with this item.
         case drain(QueueItem<State, Event>)
-        /// Stop began while the loop was idle: tear the machine down.
+        /// Stop began while the loop was idle: tear the state's owner down.
         case tearDown
         /// The last running effect ended (see ``childrenEnded``). Not a drain-role signal: it
         /// may come at any time, any number of times, and is dropped once the host has gone.
         case childrenEnded
     }
 
-    @usableFromInline let machine: Machine<State, Event>
+    @usableFromInline let owner: StateOwner<State, Event>
     @usableFromInline let mailbox: HostMailbox<State, Event>
     @usableFromInline let hosting: Lock<Hosting>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
@@ -39,7 +39,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// Effects in the host's group that have not ended.
     @usableFromInline let running = Atomic<Int>(0)
 
-    /// Who runs the machine: nobody yet, the host, or — once the host has ended, which happens
+    /// Who runs the state's owner: nobody yet, the host, or — once the host has ended, which happens
     /// only when its task was cancelled before the loop was torn down — the holder of the drain
     /// role, on the spot. A signal the mailbox refused because its host was already gone is
     /// handed over here, so that exactly one party handles it.
@@ -53,8 +53,8 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     @inlinable
-    init(machine: sending Machine<State, Event>) {
-        self.machine = machine
+    init(owner: sending StateOwner<State, Event>) {
+        self.owner = owner
         mailbox = HostMailbox()
         hosting = Lock(.unhosted)
     }
@@ -62,22 +62,65 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     // MARK: The seam
 
     @inlinable
-    func drain(_ core: LoopCore<State, Event>, startingWith item: QueueItem<State, Event>) {
-        send(.drain(item), core)
+    func start(_ engine: LoopEngine<State, Event>, hosting: LoopHosting) {
+        guard hosting == .ownTask, claimHost() else { return }
+        Task { await self.host(engine, cancellable: false) }
     }
 
     @inlinable
-    func tearDown(_ core: LoopCore<State, Event>) {
-        send(.tearDown, core)
+    func drain(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) {
+        send(.drain(.event(event, handle)), engine)
     }
 
     @inlinable
-    func tearDownInCaller(_ core: LoopCore<State, Event>) async {
-        send(.tearDown, core)
+    func drain(_ engine: LoopEngine<State, Event>, startingWith item: QueueItem<State, Event>) {
+        send(.drain(item), engine)
+    }
+
+    /// A loop nobody hosted yet (``LoopHosting/run`` and nobody ran it) gets a task to host its
+    /// teardown, so that effects end and `stop()`'s waiters return.
+    @inlinable
+    func stopBegan(_ engine: LoopEngine<State, Event>, tearDown: Bool) {
+        if tearDown { send(.tearDown, engine) }
+        guard claimHost() else { return }
+        Task { await self.host(engine, cancellable: false) }
+    }
+
+    /// ``stopBegan(_:tearDown:)`` for a caller that waits for the stop anyway: it hosts the
+    /// teardown itself.
+    @inlinable
+    func stopBeganInCaller(_ engine: LoopEngine<State, Event>, tearDown: Bool) async {
+        if tearDown { send(.tearDown, engine) }
+        guard claimHost() else { return }
+        await host(engine, cancellable: true)
+    }
+
+    /// With ``LoopHosting/run``, the first caller of ``Loop/run()`` hosts the loop in its task;
+    /// returns once the loop is torn down and every effect ended.
+    @inlinable
+    func host(_ engine: LoopEngine<State, Event>, forRun hosting: LoopHosting) async {
+        guard hosting == .run, claimHost() else { return }
+        await host(engine, cancellable: true)
+    }
+
+    /// A child of the host's task group, added once this drain pass ends. Called while the state's
+    /// owner processes an event, so by the host (or, once the host has ended, the drain role's
+    /// holder), which alone touches `children`.
+    @inlinable
+    func startTask(
+        _ engine: LoopEngine<State, Event>, handle: EffectHandle, priority: UInt8?,
+        body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
+    ) -> EffectStopper {
+        let cancellation = ChildCancellation()
+        children.append(
+            ChildEffect(
+                handle: handle, priority: priority.map(TaskPriority.init(rawValue:)), body: body, sink: sink,
+                marker: marker, cancellation: cancellation))
+        return .child(cancellation)
     }
 
     @inlinable
-    func send(_ signal: Signal, _ core: LoopCore<State, Event>) {
+    func send(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
         guard !mailbox.post(signal) else { return }
         // The host's task was cancelled, and its mailbox closed.
         let handleHere: Bool = hosting.withLock { hosting in
@@ -91,7 +134,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 preconditionFailure("StreamDriver: a signal was refused while \(hosting); only one is ever in flight")
             }
         }
-        if handleHere { handleInPlace(signal, core) }
+        if handleHere { obeyInPlace(signal, engine) }
     }
 
     // MARK: The host
@@ -110,152 +153,94 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// have claimed the role (``claimHost()``); `cancellable` when the calling task is one that
     /// someone can cancel (see ``HostMailbox/next(cancellable:)``).
     ///
-    /// The task group exists only while effects run: a parked task costs ~1.8 KiB and a
-    /// discarding task group in it another ~1.6 KiB (measured), so an idle host waits for its next
-    /// signal outside any group, and enters one when a drain starts effects, for as long as any of
-    /// them runs (the last to end wakes the host with ``Signal/childrenEnded``). An idle `stream`
-    /// loop measured 4,286 bytes with the group always open, 3,850 without.
+    /// The task group exists only while effects run: a discarding task group in a parked task
+    /// nearly doubles what the task costs, so an idle host waits for its next signal outside any
+    /// group, and enters one when a drain starts effects, for as long as any of them runs (the
+    /// last to end wakes the host with ``Signal/childrenEnded``). The `loops` scenario's bytes per
+    /// idle loop measure it.
     @inlinable
-    func host(_ core: LoopCore<State, Event>, cancellable: Bool) async {
-        var state = HostState.idle
+    func host(_ engine: LoopEngine<State, Event>, cancellable: Bool) async {
+        // `.released`: waiting for a signal; `.held`: a drain stopped, still holding the role, to
+        // add the effects it started to a group.
+        var end = DrainEnd.released
         while true {
-            switch state {
-            case .ended:
-                mailbox.close()
-                leave(core)
-                return
-            case .left:
-                return
-            case .idle:
-                guard let signal = await mailbox.next(cancellable: cancellable) else {
-                    state = leaveCancelled(core)
-                    continue
-                }
-                state = await handle(signal, core) { false }
-                if case .idle = state, children.isEmpty { continue }
-                if case .ended = state, children.isEmpty { continue }
-            case .resume:
-                break
+            if case .released = end {
+                guard let signal = await mailbox.next(cancellable: cancellable) else { return leaveCancelled(engine) }
+                end = await obey(signal, engine) { false }
             }
-            state = await hostWithChildren(core, from: state, cancellable: cancellable)
+            if end.holdsRole || !children.isEmpty {
+                guard let after = await hostWithChildren(engine, from: end, cancellable: cancellable) else { return }
+                end = after
+            }
+            if case .tornDown = end {
+                mailbox.close()
+                leave(engine)
+                return
+            }
         }
     }
 
     /// The host while effects run: in a task group, until the last has ended. A function of its
-    /// own, so that an idle host's frame does not hold what only this part needs.
+    /// own, so that an idle host's frame does not hold what only this part needs. Returns `nil`
+    /// once the host's task was cancelled and it has left (``leaveCancelled(_:)``).
     @inlinable
     @inline(never)
-    func hostWithChildren(_ core: LoopCore<State, Event>, from state: HostState, cancellable: Bool) async -> HostState {
-        var state = state
+    func hostWithChildren(_ engine: LoopEngine<State, Event>, from end: DrainEnd, cancellable: Bool) async -> DrainEnd? {
+        var end: DrainEnd? = end
         await withDiscardingTaskGroup { group in
-            addChildren(to: &group, core)
-            if case .resume(let releaseWhenEmpty) = state {
+            addChildren(to: &group, engine)
+            if case .held(let releaseWhenEmpty)? = end {
                 await Task.yield()
-                state = await HostState(drainTurns(core, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
-                    addChildren(to: &group, core)
+                end = await engine.drainTurns(owner, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
+                    addChildren(to: &group, engine)
                     return true
-                })
+                }
             }
-            while case .idle = state, running.load(ordering: .acquiring) > 0 {
+            while case .released? = end, running.load(ordering: .acquiring) > 0 {
                 guard let signal = await mailbox.next(cancellable: cancellable) else {
                     // Before the group ends the effects by cancelling the tree.
-                    state = leaveCancelled(core)
+                    leaveCancelled(engine)
+                    end = nil
                     break
                 }
-                state = await handle(signal, core) {
-                    addChildren(to: &group, core)
+                end = await obey(signal, engine) {
+                    addChildren(to: &group, engine)
                     return true
                 }
             }
         }
-        return state
+        return end
     }
 
-    /// Where the host is, between signals.
-    @usableFromInline
-    enum HostState {
-        /// Waiting for a signal.
-        case idle
-        /// A drain started effects with no group to add them to; it still holds the drain role
-        /// and goes on in a group, with its `releaseWhenEmpty`.
-        case resume(releaseWhenEmpty: Bool)
-        /// The loop is torn down.
-        case ended
-        /// The host's task was cancelled and the host has left (``leaveCancelled(_:)``).
-        case left
-
-        @inlinable
-        init(_ turn: Turn) {
-            switch turn {
-            case .released: self = .idle
-            case .tornDown: self = .ended
-            case .needsGroup(let releaseWhenEmpty): self = .resume(releaseWhenEmpty: releaseWhenEmpty)
-            }
-        }
-    }
-
-    /// How a drain turn ended.
-    @usableFromInline
-    enum Turn {
-        /// The queue was empty; the drain role was released.
-        case released
-        /// The loop was torn down.
-        case tornDown
-        /// Effects started with no group to add them to; the role is still held.
-        case needsGroup(releaseWhenEmpty: Bool)
-    }
-
-    // Not inlined into `host`, whose frame an idle loop keeps for its whole life.
+    /// Runs `signal`. Effects started by a drain join the group after each pass
+    /// (`startChildren`); with no group to join (`startChildren` returns `false`), the drain's
+    /// turn ends at the next pause, still holding the role, for the host to go on in a group.
+    ///
+    /// Not inlined into `host`, whose frame an idle loop keeps for its whole life.
     @inlinable
     @inline(never)
-    func handle(_ signal: Signal, _ core: LoopCore<State, Event>, startChildren: () -> Bool) async -> HostState {
+    func obey(_ signal: Signal, _ engine: LoopEngine<State, Event>, startChildren: () -> Bool) async -> DrainEnd {
         switch signal {
         case .drain(let first):
-            return HostState(await drainTurns(core, first: first, releaseWhenEmpty: false, startChildren: startChildren))
-        case .tearDown:
-            core.tearDown(machine)
-            _ = children.isEmpty || startChildren()
-            return .ended
-        case .childrenEnded:
-            return .idle
-        }
-    }
-
-    /// Drains until the queue is empty, yielding the thread every ``LoopCore/turnBudget`` items
-    /// and once more before giving the role up — a sender in full flow refills the queue
-    /// meanwhile, and one wake-up then serves the whole burst. Effects started in a pass join the
-    /// group after it (`startChildren`); with no group to join, the turn ends at the next pause,
-    /// still holding the role.
-    @inlinable
-    func drainTurns(
-        _ core: LoopCore<State, Event>, first: QueueItem<State, Event>?, releaseWhenEmpty: Bool,
-        startChildren: () -> Bool
-    ) async -> Turn {
-        var end = core.drainLoop(
-            machine, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
-        var releaseWhenEmpty = releaseWhenEmpty
-        while true {
-            let started = children.isEmpty || startChildren()
-            switch end {
-            case .released: return .released
-            case .tornDown: return .tornDown
-            case .emptyHeld: releaseWhenEmpty = true
-            case .paused: break
+            return await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) {
+                children.isEmpty || startChildren()
             }
-            guard started else { return .needsGroup(releaseWhenEmpty: releaseWhenEmpty) }
-            await Task.yield()
-            end = core.drainLoop(
-                machine, first: nil, releaseWhenEmpty: releaseWhenEmpty, budget: LoopCore<State, Event>.turnBudget)
+        case .tearDown:
+            engine.tearDown(owner)
+            _ = children.isEmpty || startChildren()
+            return .tornDown
+        case .childrenEnded:
+            return .released
         }
     }
 
     @inlinable
-    func addChildren(to group: inout DiscardingTaskGroup, _ core: LoopCore<State, Event>) {
+    func addChildren(to group: inout DiscardingTaskGroup, _ engine: LoopEngine<State, Event>) {
         guard !children.isEmpty else { return }
         running.add(children.count, ordering: .relaxed)
         for child in children {
             group.addTask(priority: child.priority) {
-                await child.run(in: core)
+                await child.run(in: engine)
                 self.childEnded()
             }
         }
@@ -275,19 +260,18 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// it, tears down if the loop was idle and leaves, so that the loop, not the cancellation of
     /// the task tree, ends the effects, and they count as cancelled.
     @usableFromInline
-    func leaveCancelled(_ core: LoopCore<State, Event>) -> HostState {
+    func leaveCancelled(_ engine: LoopEngine<State, Event>) {
         mailbox.close()
-        if core.beginStopTakingTeardown() { core.tearDown(machine) }
-        leave(core)
-        return .left
+        if engine.beginStopTakingTeardown() { engine.tearDown(owner) }
+        leave(engine)
     }
 
     /// The host is done. Normally the loop is torn down and no signal comes again. If the host's
     /// task was cancelled first (its `run()` caller, cancelled, has begun the stop), the mailbox
-    /// ended early: from here the drain role's holder runs the machine on the spot, and a signal
+    /// ended early: from here the drain role's holder runs the state's owner on the spot, and a signal
     /// the mailbox refused meanwhile is handled here first.
     @usableFromInline
-    func leave(_ core: LoopCore<State, Event>) {
+    func leave(_ engine: LoopEngine<State, Event>) {
         while true {
             let signal: Signal? = hosting.withLock { hosting in
                 switch hosting {
@@ -302,48 +286,24 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 }
             }
             guard let signal else { return }
-            handleInPlace(signal, core)
+            obeyInPlace(signal, engine)
         }
     }
 
     /// Runs `signal` on the calling thread, like the `callback` backend. Only once the host has
     /// ended, or by the host itself as it leaves.
     @usableFromInline
-    func handleInPlace(_ signal: Signal, _ core: LoopCore<State, Event>) {
+    func obeyInPlace(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
         switch signal {
-        case .drain(let first): core.drainLoop(machine, first: first)
-        case .tearDown: core.tearDown(machine)
+        case .drain(let first): engine.drainPass(owner, first: first)
+        case .tearDown: engine.tearDown(owner)
         case .childrenEnded: return
         }
         // No group outlives the host: effects started now (there are none once stop has begun,
         // which is how the host ends early) run in tasks of their own.
         for child in children {
-            Task(priority: child.priority) { await child.run(in: core) }
+            Task(priority: child.priority) { await child.run(in: engine) }
         }
         children.removeAll()
-    }
-
-    // MARK: Starting and stopping
-
-    /// The loop was just made: with ``LoopHosting/ownTask``, start its host.
-    @inlinable
-    func start(_ core: LoopCore<State, Event>, hosting: LoopHosting) {
-        guard hosting == .ownTask, claimHost() else { return }
-        Task { await self.host(core, cancellable: false) }
-    }
-
-    /// Stop began without a host (``LoopHosting/run`` and nobody ran the loop): a task hosts the
-    /// teardown, so that effects end and `stop()`'s waiters return.
-    @inlinable
-    func stopBegan(_ core: LoopCore<State, Event>) {
-        guard claimHost() else { return }
-        Task { await self.host(core, cancellable: false) }
-    }
-
-    /// ``stopBegan(_:)`` for a caller that waits for the stop anyway: it hosts the teardown.
-    @inlinable
-    func stopBeganInCaller(_ core: LoopCore<State, Event>) async {
-        guard claimHost() else { return }
-        await host(core, cancellable: true)
     }
 }

@@ -2,18 +2,18 @@ import Synchronization
 
 /// What a feedback becomes inside a running loop: called with every state, in order, and the
 /// event that produced it (`nil` for the initial state). It keeps its own memory (the last query,
-/// the effects it runs) and starts and cancels effects through `Effects`.
+/// the effects it runs) and starts and cancels effects through its ``LoopDoor``.
 @usableFromInline
-typealias Reactor<State: Sendable, Event: Sendable> = (State, Event?, Effects<State, Event>) -> Void
+typealias Reactor<State: Sendable, Event: Sendable> = (State, Event?, LoopDoor<State, Event>) -> Void
 
 /// The single owner of a loop's state: the state itself, the reducer, the running feedbacks and
-/// the observers. All three backends drive the same machine; only who holds it differs (the
+/// the observers. All three backends drive the same owner; only who holds it differs (the
 /// drain-role thread for `callback`, the actor for `actor`, the host task for `stream`). It is
 /// never touched concurrently, which is why it needs no lock and is not `Sendable` — and why its
 /// properties opt out of run-time exclusivity checks, which W2 (ping-pong) paid for nothing: only
 /// the drain-role holder ever touches them, one access at a time.
 @usableFromInline
-final class Machine<State: Sendable, Event: Sendable> {
+final class StateOwner<State: Sendable, Event: Sendable> {
     @exclusivity(unchecked) @usableFromInline var state: State
     @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
     @exclusivity(unchecked) @usableFromInline var reactors: [Reactor<State, Event>]
@@ -24,7 +24,7 @@ final class Machine<State: Sendable, Event: Sendable> {
     @exclusivity(unchecked) @usableFromInline var reduced = 0
     @exclusivity(unchecked) @usableFromInline var droppedFromCancelledEffects = 0
     /// Whether the last second look of a backend that yields before releasing the drain role
-    /// (``LoopCore/drainLoop(_:first:releaseWhenEmpty:budget:)``) found events: while it does
+    /// (``LoopEngine/drainPass(_:first:releaseWhenEmpty:budget:)``) found events: while it does
     /// not, a wake-up that found the queue empty releases the role at once.
     @exclusivity(unchecked) @usableFromInline var secondLookPays = true
 
@@ -37,28 +37,28 @@ final class Machine<State: Sendable, Event: Sendable> {
 
     /// Handles one queue item. Runs only in the drain role.
     @inlinable
-    func handle(_ item: QueueItem<State, Event>, core: LoopCore<State, Event>) {
+    func process(_ item: QueueItem<State, Event>, engine: LoopEngine<State, Event>) {
         switch item {
         case .event(let event, let handle):
-            receive(event, from: handle, core: core)
+            receive(event, from: handle, engine: engine)
         case .submit(let event, let reply):
-            step(event, core: core)
+            step(event, engine: engine)
             // Publish before replying, so that a caller who got this state back never reads an
             // older one from `Loop.state` or finds its event missing from `Loop.statistics`.
-            core.publish(self)
+            engine.publish(self)
             reply.resume(returning: state)
         case .start:
             lendState { state in
                 for index in reactors.indices {
-                    reactors[index](state, nil, Effects(core: core, feedback: index))
+                    reactors[index](state, nil, LoopDoor(engine: engine, feedback: index))
                 }
             }
         case .addObserver(let observer):
             lendState { observer.onState($0) }
             observers.append(observer)
-            core.observerCount.add(1, ordering: .relaxed)
+            engine.observerCount.add(1, ordering: .relaxed)
         case .removeObserver(let id):
-            if observers.remove(id: id) { core.observerCount.subtract(1, ordering: .relaxed) }
+            if observers.remove(id: id) { engine.observerCount.subtract(1, ordering: .relaxed) }
         }
     }
 
@@ -66,21 +66,21 @@ final class Machine<State: Sendable, Event: Sendable> {
     /// cancelled since it was sent, or belong to a child feature that has gone since (see
     /// ``ChildLife``). Runs only in the drain role.
     @inlinable
-    func receive(_ event: Event, from handle: EffectHandle?, core: LoopCore<State, Event>) {
+    func receive(_ event: Event, from handle: EffectHandle?, engine: LoopEngine<State, Event>) {
         if let handle, handle.isSilenced {
-            dropSilenced(event, core: core)
+            dropSilenced(event, engine: engine)
             return
         }
-        step(event, core: core)
+        step(event, engine: engine)
     }
 
     /// Out of line, so that `receive` stays small enough to be inlined into every drain with the
     /// step (W1 and W2 on `callback` paid for two calls otherwise).
     @inlinable
     @inline(never)
-    func dropSilenced(_ event: Event, core: LoopCore<State, Event>) {
+    func dropSilenced(_ event: Event, engine: LoopEngine<State, Event>) {
         droppedFromCancelledEffects &+= 1
-        core.instrumentation?.hooks.onDrop?(event, .fromCancelledEffect)
+        engine.instrumentation?.hooks.onDrop?(event, .fromCancelledEffect)
     }
 
     /// The counts since the last publish, which start again from zero.
@@ -94,8 +94,8 @@ final class Machine<State: Sendable, Event: Sendable> {
     }
 
     @inlinable
-    func step(_ event: Event, core: LoopCore<State, Event>) {
-        if let onTransition = core.instrumentation?.hooks.onTransition {
+    func step(_ event: Event, engine: LoopEngine<State, Event>) {
+        if let onTransition = engine.instrumentation?.hooks.onTransition {
             let before = state
             reduce(&state, event)
             onTransition(before, event, state)
@@ -105,19 +105,19 @@ final class Machine<State: Sendable, Event: Sendable> {
         reduced &+= 1
         lendState { state in
             for index in reactors.indices {
-                reactors[index](state, event, Effects(core: core, feedback: index))
+                reactors[index](state, event, LoopDoor(engine: engine, feedback: index))
             }
             observers.forEachObserver { $0.onState(state) }
         }
     }
 
-    /// Calls `body` with the state, moved out of the machine for the call and back after it.
+    /// Calls `body` with the state, moved out of the state's owner for the call and back after it.
     ///
     /// Passing the stored property itself to a feedback or an observer copies it, a retain and a
     /// release for every reference the state holds, per call: the compiler cannot prove that the
-    /// callee leaves the property alone. A local nobody else can reach is lent as it is (with
-    /// 1,000 keyed children, ~130 instructions an event). Nothing reads `state` while it is out:
-    /// only the drain-role holder touches the machine, and it is inside this call; the feedbacks
+    /// callee leaves the property alone. A local nobody else can reach is lent as it is (the
+    /// `keyed-children` workload measures it). Nothing reads `state` while it is out:
+    /// only the drain-role holder touches the state's owner, and it is inside this call; the feedbacks
     /// and observers in `body` see the lent value, and whatever they send is queued, not reduced.
     @inlinable
     func lendState<Result>(_ body: (State) -> Result) -> Result {
@@ -131,10 +131,10 @@ final class Machine<State: Sendable, Event: Sendable> {
 
     /// The loop stopped: observers hear it once, and feedbacks (with whatever they captured) go.
     @inlinable
-    func tearDown(core: LoopCore<State, Event>) {
+    func endObserversAndFeedbacks(engine: LoopEngine<State, Event>) {
         let observers = self.observers
         self.observers = ObserverList()
-        core.observerCount.store(0, ordering: .relaxed)
+        engine.observerCount.store(0, ordering: .relaxed)
         reactors = []
         for observer in observers { observer.onStop?() }
     }
@@ -150,37 +150,5 @@ final class ReactorMemory<Value> {
     @inlinable
     init(_ value: Value) {
         self.value = value
-    }
-}
-
-/// The door through which a running feedback starts and cancels effects.
-@usableFromInline
-struct Effects<State: Sendable, Event: Sendable> {
-    @usableFromInline let core: LoopCore<State, Event>
-    @usableFromInline let feedback: Int
-
-    @inlinable
-    init(core: LoopCore<State, Event>, feedback: Int) {
-        self.core = core
-        self.feedback = feedback
-    }
-
-    /// Starts `effect`; the handle to cancel it, or `nil` when there is nothing to cancel.
-    @inlinable
-    func start(_ effect: Effect<Event>) -> EffectHandle? {
-        core.start(effect, feedback: feedback)
-    }
-
-    /// Starts an effect of a child feature lifted into this feedback, which lives as long as
-    /// `life`.
-    @inlinable
-    func start(_ effect: Effect<Event>, in life: ChildLife?) -> EffectHandle? {
-        core.start(effect, feedback: feedback, life: life)
-    }
-
-    /// Cancels a running effect; does nothing if it already ended.
-    @inlinable
-    func cancel(_ handle: EffectHandle) {
-        core.cancel(handle)
     }
 }

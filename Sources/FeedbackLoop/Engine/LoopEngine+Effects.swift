@@ -1,0 +1,99 @@
+// Effects: starting, cancelling and ending them, and the registry's books after each.
+
+extension LoopEngine {
+    /// Starts `effect` for feedback number `feedback`; `life` is the life of the child feature
+    /// that starts it, when a child lifted into the loop does (see ``ChildLife``).
+    @inlinable
+    func start(_ effect: Effect<Event>, feedback: Int, life: ChildLife? = nil) -> EffectHandle? {
+        switch effect.work {
+        case .none:
+            return nil
+        case .send(let events):
+            if let life {
+                startChildSend(events, feedback: feedback, life: life)
+                return nil
+            }
+            let id = nextID()
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
+            let dropped = lock.withLock { $0.sendEffect(events) }
+            for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
+            return nil
+        case .run(let priority, let body):
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true, life: life)
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
+            let sink = Sink(receiver: self, handle: handle)
+            let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
+            let stopper = driver.startTask(self, handle: handle, priority: priority, body: body, sink: sink, marker: marker)
+            let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: stopper)) }
+            _ = unkept  // released here, after the lock
+            return handle
+        case .callback(let body):
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
+            let cancellation = body(Sink(receiver: self, handle: handle))
+            let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .cancellation(cancellation))) }
+            _ = unkept  // released here, after the lock
+            return handle
+        }
+    }
+
+    /// A child's `.send` effect. Its events need a handle, finished at once, only to carry the
+    /// child's life: they must not reach a child added back under the same id before their turn
+    /// (see ``ChildLife``). Out of line, so that the loop's own `.send` effects (W2) pay nothing.
+    @inlinable
+    @inline(never)
+    func startChildSend(_ events: [Event], feedback: Int, life: ChildLife) {
+        let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
+        _ = handle.markFinished()
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
+        let dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+        for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .finished))
+    }
+
+    @inlinable
+    func cancel(_ handle: EffectHandle) {
+        guard handle.markCancelled() else { return }
+        var (entry, followup) = lock.withLock { $0.cancelled(handle) }
+        entry?.stopper.stop()
+        entry = nil
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .cancelled))
+        followup.perform()
+    }
+
+    /// A `.run` effect's task returned, or threw. Inlinable, like everything an effect's task
+    /// calls, so that it is specialised where the task was made: generic, it ran metadata
+    /// lookups for every effect (W3 with a `.run` effect measures it).
+    @inlinable
+    func taskReturned(_ handle: EffectHandle, error: (any Error)?) {
+        let ranToEnd = handle.markFinished()
+        let outcome: EffectLifecycleEvent.Kind? =
+            ranToEnd ? (error.map { .failed(String(describing: $0)) } ?? .finished) : nil
+        // Report before the registry forgets the effect: once it does, `waitUntilIdle` and `stop`
+        // may return, and whoever waited must find the end already reported.
+        if let outcome {
+            instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
+        }
+        if ranToEnd, let error { configuration.reportEffectFailure(error, feedback: handle.feedback) }
+        var followup = lock.withLock { $0.taskReturned(handle.id, outcome: outcome) }
+        followup.perform()
+    }
+
+    /// An effect ended by itself (``Sink/finish()`` or ``Sink/finish(sending:)``), with `event`
+    /// as its last word: the effect counts as finished *before* the event is queued, so whatever
+    /// the reducer does with the event cannot cancel the effect that sent it.
+    @inlinable
+    func finish(_ handle: EffectHandle, sending event: Event?) {
+        guard handle.markFinished() else {
+            // Cancelled (or ended) before it finished: its last word is late, like any other, and
+            // the send's transition drops and counts it.
+            if let event { receive(event, from: handle) }
+            return
+        }
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))
+        var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: event) }
+        followup.perform()
+        perform(enqueued, event: event)
+    }
+}

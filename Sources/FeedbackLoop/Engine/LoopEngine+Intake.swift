@@ -1,0 +1,110 @@
+import Logging
+
+// Intake: events, `sendAndWait` and observers enter through the lock-guarded queue; the caller
+// that finds the loop idle takes the drain role and hands it to the backend.
+
+extension LoopEngine {
+    /// Lets the feedbacks see the initial state. Called once, right after init.
+    @inlinable
+    func start() {
+        driver.start(self, hosting: configuration.hosting)
+        let action = lock.withLock { $0.enqueue(.start, external: false) }
+        perform(action, event: nil)
+    }
+
+    @inlinable
+    func receive(_ event: Event, from handle: EffectHandle?) {
+        let action = lock.withLock { $0.send(event, from: handle) }
+        switch action {
+        case .reduce:
+            driver.drain(self, event: event, from: handle)
+        case .queued:
+            return
+        case .dropped(let reason, let firstWarning):
+            reportDrop(event, reason: reason, firstWarning: firstWarning)
+        }
+    }
+
+    @inlinable
+    func perform(_ action: LoopStateMachine<State, Event>.EnqueueAction, event: Event?) {
+        switch action {
+        case .queued:
+            return
+        case .drain(let item):
+            driver.drain(self, startingWith: item)
+        case .dropped(let reason, let firstWarning):
+            reportDrop(event, reason: reason, firstWarning: firstWarning)
+        }
+    }
+
+    @usableFromInline
+    func reportDrop(_ event: Event?, reason: DropReason, firstWarning: Bool) {
+        if let event { instrumentation?.hooks.onDrop?(event, reason) }
+        guard firstWarning else { return }
+        switch reason {
+        case .afterStop:
+            configuration.logger.warning(
+                "event sent after the loop stopped was dropped; later ones are counted in statistics",
+                metadata: ["loop": "\(configuration.label)"])
+        case .overCapacity:
+            configuration.logger.warning(
+                "event queue full; events are being dropped and counted in statistics",
+                metadata: ["loop": "\(configuration.label)", "capacity": "\(configuration.capacity.limit)"])
+        case .fromCancelledEffect, .discardedAtStop:
+            break
+        }
+    }
+
+    /// Adds an observer through the queue, so that it sees the current state first and then
+    /// every later one, none skipped. Returns its id, or `nil` if the loop had stopped (then the
+    /// observer has already had the final state and its stop).
+    @inlinable
+    func addObserver(onState: @escaping @Sendable (State) -> Void, onStop: (@Sendable () -> Void)?) -> Int? {
+        let action = lock.withLock { $0.addObserver(onState: onState, onStop: onStop) }
+        switch action {
+        case .enqueued(let id, let enqueue):
+            perform(enqueue, event: nil)
+            return id
+        case .stopped(let final):
+            onState(final)
+            onStop?()
+            return nil
+        case .awaitingTeardown:
+            return nil
+        }
+    }
+
+    @inlinable
+    func removeObserver(_ id: Int) {
+        let action = lock.withLock { $0.removeObserver(id) }
+        perform(action, event: nil)
+    }
+
+    @inlinable
+    func submit(_ event: Event) async throws -> State {
+        let id = nextID()
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (reply: UnsafeContinuation<State, any Error>) in
+                let action = lock.withLock { $0.submit(event, id: id, reply: reply) }
+                switch action {
+                case .queued:
+                    break
+                case .drain(let item):
+                    driver.drain(self, startingWith: item)
+                case .parked:
+                    // Cancelled before the handler could see the parked call: unpark it here.
+                    if Task.isCancelled, let parked = lock.withLock({ $0.unpark(id: id) }) {
+                        parked.reply.resume(throwing: LoopError.cancelled)
+                    }
+                case .stopped:
+                    reportDrop(event, reason: .afterStop, firstWarning: false)
+                    reply.resume(throwing: LoopError.stopped)
+                }
+            }
+        } onCancel: {
+            if let parked = lock.withLock({ $0.unpark(id: id) }) {
+                parked.reply.resume(throwing: LoopError.cancelled)
+            }
+        }
+    }
+}
