@@ -10,7 +10,7 @@ import Testing
 @Suite("Bad journals")
 struct BadJournalTests {
     static func sqlitePath() -> String {
-        FileManager.default.temporaryDirectory.appending(path: "bad-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+        TemporaryFiles.path("bad")
     }
 
     enum Store: String, CaseIterable, Sendable {

@@ -90,7 +90,7 @@ struct StepRecorder: LoopInstrument {
 @Suite("Durable loops drop the events of effects cancelled before their turn")
 struct CancelledEffectTests {
     static func journalPath() -> String {
-        FileManager.default.temporaryDirectory.appending(path: "cancelled-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+        TemporaryFiles.path("cancelled")
     }
 
     /// Runs [search 7] → the effect starts; then holds the journal, sends `ahead` (journaled, not

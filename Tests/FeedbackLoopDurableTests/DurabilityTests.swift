@@ -25,8 +25,7 @@ struct DurabilityTests {
     static func environment(_ store: Store, _ backend: Backend) -> DurabilityEnvironment {
         switch store {
         case .sqlite:
-            let path = FileManager.default.temporaryDirectory
-                .appending(path: "durable-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+            let path = TemporaryFiles.path("durable")
             return DurabilityEnvironment(
                 backend: backend,
                 makeJournal: { try SQLiteJournal(path: path) },

@@ -42,7 +42,7 @@ struct EvolutionTests {
         guard let url = Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil) else {
             throw DurabilityCheckFailure("fixture \(name) is missing from the test bundle")
         }
-        let copy = FileManager.default.temporaryDirectory.appending(path: "\(UInt64.random(in: 0...UInt64.max))-\(name)")
+        let copy = URL(filePath: TemporaryFiles.path("fixture", suffix: "-\(name)"))
         try FileManager.default.copyItem(at: url, to: copy)
         return copy.path
     }

@@ -11,7 +11,7 @@ import Testing
 struct InnerCapacityTests {
     @Test(arguments: Backend.allCases)
     func aBoundedCapacityDropsNoJournaledEvent(backend: Backend) async throws {
-        let path = FileManager.default.temporaryDirectory.appending(path: "capacity-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+        let path = TemporaryFiles.path("capacity")
         let loop = try await DurableLoop(
             id: "counter", journal: try SQLiteJournal(path: path), initial: 0, reduce: { (count: inout Int, add: Int) in count += add },
             backend: backend, loopConfiguration: LoopConfiguration(capacity: .bounded(1)))

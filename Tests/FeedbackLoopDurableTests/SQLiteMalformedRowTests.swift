@@ -12,8 +12,7 @@ struct SQLiteMalformedRowTests {
     /// A journal of loop "ledger" with events 1...3 and a snapshot at 2, then `damage` applied
     /// with raw SQL.
     static func journal(damagedBy damage: String) async throws -> String {
-        let path = FileManager.default.temporaryDirectory
-            .appending(path: "malformed-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
+        let path = TemporaryFiles.path("malformed")
         let loop = try await DurableLoop(
             id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
             configuration: DurableConfiguration(snapshotEvery: 2))
