@@ -10,8 +10,8 @@ must hold exactly that code. A whole file is shown without its `// snippet.hide`
 `// snippet.show` parts (DocC's snippet markers); a slice is the lines between `// snippet.NAME`
 and `// snippet.end`, without their common indentation.
 
-    scripts/readme-snippets.py          check: exit 1 and name each block that differs
-    scripts/readme-snippets.py sync     rewrite README.md's blocks from the sources
+    .ci/readme-snippets.py          check: exit 1 and name each block that differs
+    .ci/readme-snippets.py sync     rewrite README.md's blocks from the sources
 """
 import re
 import sys
@@ -88,7 +88,7 @@ def main() -> int:
         print(f"README.md: {len(stale)} of {len(found)} block(s) rewritten")
         return 0
     for marker, name in sorted(stale):
-        print(f"README.md:{marker + 2}: the block differs from {name}; run scripts/readme-snippets.py sync",
+        print(f"README.md:{marker + 2}: the block differs from {name}; run .ci/readme-snippets.py sync",
               file=sys.stderr)
     if stale:
         return 1

@@ -4,7 +4,7 @@
 # directory, runs the command with FEEDBACKLOOP_POSTGRES_URL set to it, and stops the server and
 # deletes the directory at the end, whatever the command's exit status (which is this script's).
 #
-#   scripts/postgres.sh swift test --package-path Integrations/FeedbackLoopPostgres
+#   .ci/postgres.sh swift test --enable-all-traits --filter FeedbackLoopPostgresTests
 #
 # As root (CI, these VMs) the server runs as the `postgres` user, which initdb requires.
 set -euo pipefail
