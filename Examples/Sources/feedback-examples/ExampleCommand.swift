@@ -17,7 +17,8 @@ struct PlayOptions: ParsableArguments {
     var script = false
 }
 
-extension Backend: ExpressibleByArgument {}
+// Retroactive: FeedbackLoop does not depend on swift-argument-parser, so only a command line adds this.
+extension Backend: @retroactive ExpressibleByArgument {}
 
 /// A subcommand that plays one feature's ``ConsoleScenario``.
 protocol ExampleCommand: AsyncParsableCommand {
