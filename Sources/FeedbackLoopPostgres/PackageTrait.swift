@@ -1,6 +1,7 @@
-// Every file of this target is inside `#if Postgres`: without it, postgres-nio and swift-service-lifecycle are left out
-// of an adopter's graph, and a build that uses the product gets this one message.
-#if !(Postgres)
+// Every file of this target is inside `#if Postgres`: without it, postgres-nio and swift-service-
+// lifecycle are left out of an adopter's graph, and a build that uses the product gets this one
+// message.
+#if !Postgres
 #error(
     "FeedbackLoopPostgres needs the package trait Postgres: add traits: [\"Postgres\"] to the .package line of FeedbackLoop; in this repository, build and test with --enable-all-traits"
 )
