@@ -6,14 +6,16 @@ import PackageDescription
 // graph. From the repository's root:
 //
 //     swift run --package-path Benchmarks -c release feedback-bench      (the comparison, ~1.5 min)
-//     .ci/postgres.sh swift run --package-path Benchmarks -c release feedback-bench-postgres
+//     .ci/postgres.sh swift run --package-path Benchmarks --traits Postgres -c release feedback-bench-postgres
 //     (cd Benchmarks && swift package benchmark thresholds check)      (the allocation gate)
 //
-// It depends on the root once, with every trait: the same trait set as the root's own
-// `--enable-all-traits` build, so that CI builds the root, this package and Examples/ in one
-// scratch folder without compiling FeedbackLoop's modules twice, and no graph ever asks
-// FeedbackLoop for two different trait sets (SwiftPM 6.1-6.3 cannot resolve that). A product is
-// built only when something uses it: `feedback-bench` builds neither swift-nio nor the test kit.
+// It depends on the root once. Its own trait Postgres adds the PostgreSQL benchmark and asks the
+// root for its trait Postgres too: without it, nothing here resolves or builds swift-nio (the
+// benchmark comparison and the ThreadSanitizer run of the scenarios' tests do not need it). With
+// it, the root is asked for every trait, the root's own `--enable-all-traits` set, so that CI
+// builds the root, this package and Examples/ in one build folder without compiling FeedbackLoop's
+// modules twice. Either way one package asks FeedbackLoop for one trait set: SwiftPM 6.1-6.3
+// cannot resolve a graph that asks for two.
 //
 // Allocation counts come from package-benchmark's MallocInterposer trait: it works on Swift 6.3
 // without any system package, so CI needs nothing installed for the allocation gate (jemalloc
@@ -26,8 +28,14 @@ let package = Package(
         .executable(name: "feedback-bench", targets: ["feedback-bench"]),
         .executable(name: "feedback-bench-postgres", targets: ["feedback-bench-postgres"]),
     ],
+    traits: [
+        .trait(name: "Postgres", description: "feedback-bench-postgres: the durable scenario on PostgreSQL (postgres-nio, swift-nio)"),
+        .default(enabledTraits: []),
+    ],
     dependencies: [
-        .package(name: "FeedbackLoop", path: "../", traits: ["Testing", "Services", "Durable", "Postgres"]),
+        .package(
+            name: "FeedbackLoop", path: "../",
+            traits: ["Testing", "Services", "Durable", .trait(name: "Postgres", condition: .when(traits: ["Postgres"]))]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
@@ -60,15 +68,15 @@ let package = Package(
             ]
         ),
         // `feedback-bench --scenario durable` on PostgreSQL: an executable of its own, so that
-        // feedback-bench never builds swift-nio.
+        // feedback-bench never builds swift-nio. Built without the trait, it says how to build it.
         .executableTarget(
             name: "feedback-bench-postgres",
             dependencies: [
                 "FeedbackBenchmarkScenarios",
                 .product(name: "FeedbackLoop", package: "FeedbackLoop"),
                 .product(name: "FeedbackLoopDurable", package: "FeedbackLoop"),
-                .product(name: "FeedbackLoopPostgres", package: "FeedbackLoop"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "FeedbackLoopPostgres", package: "FeedbackLoop", condition: .when(traits: ["Postgres"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -95,14 +103,15 @@ let package = Package(
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
         ),
-        // Its PostgreSQL half needs a server: `.ci/postgres.sh swift test --package-path Benchmarks`.
+        // Empty without the trait Postgres. Its server half needs a server:
+        // `.ci/postgres.sh swift test --package-path Benchmarks --traits Postgres --filter FeedbackBenchPostgresTests`.
         .testTarget(
             name: "FeedbackBenchPostgresTests",
             dependencies: [
                 "FeedbackBenchmarkScenarios", "feedback-bench-postgres",
                 .product(name: "FeedbackLoop", package: "FeedbackLoop"),
-                .product(name: "FeedbackLoopPostgres", package: "FeedbackLoop"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "FeedbackLoopPostgres", package: "FeedbackLoop", condition: .when(traits: ["Postgres"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,3 +1,4 @@
+#if Postgres
 import ArgumentParser
 import FeedbackBenchmarkScenarios
 import FeedbackLoop
@@ -22,7 +23,7 @@ struct FeedbackBenchPostgres: AsyncParsableCommand {
 
             Everything is written into a schema of its own (feedback_bench_PID_TIME), dropped at the end: \
             the server's other tables are not touched. For a throwaway server on loopback, from the \
-            repository's root: .ci/postgres.sh swift run -c release --package-path Benchmarks \
+            repository's root: .ci/postgres.sh swift run -c release --package-path Benchmarks --traits Postgres \
             feedback-bench-postgres
             """)
 
@@ -146,3 +147,4 @@ struct FeedbackBenchPostgres: AsyncParsableCommand {
         return .failure
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import FeedbackBenchmarkScenarios
 import FeedbackLoopDurable
 import FeedbackLoopPostgres
@@ -161,3 +162,4 @@ enum PostgresBenchmark {
         return "\(error.code)"
     }
 }
+#endif

@@ -135,9 +135,9 @@ struct FeedbackBench: ParsableCommand {
             let quoted = "'" + postgresUrl.replacingOccurrences(of: "'", with: "'\\''") + "'"
             throw ValidationError("""
                 feedback-bench cannot measure PostgreSQL (it does not link postgres-nio); from the repository's root, run \
-                `swift run -c release --package-path Benchmarks feedback-bench-postgres --postgres-url \(quoted)` \
+                `swift run -c release --package-path Benchmarks --traits Postgres feedback-bench-postgres --postgres-url \(quoted)` \
                 (it takes the same --backend, --events, --size, --recovery-events and --format), or \
-                `.ci/postgres.sh swift run -c release --package-path Benchmarks feedback-bench-postgres` \
+                `.ci/postgres.sh swift run -c release --package-path Benchmarks --traits Postgres feedback-bench-postgres` \
                 for a throwaway server on loopback
                 """)
         }

@@ -1,3 +1,4 @@
+#if Postgres
 import ArgumentParser
 import FeedbackBenchmarkScenarios
 import FeedbackLoop
@@ -123,3 +124,4 @@ struct BenchmarkRunTests {
         }
     }
 }
+#endif

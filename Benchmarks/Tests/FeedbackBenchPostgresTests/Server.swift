@@ -1,3 +1,4 @@
+#if Postgres
 import FeedbackLoopPostgres
 import Foundation
 import PostgresNIO
@@ -7,7 +8,7 @@ import Testing
 enum Server {
     static let url = ProcessInfo.processInfo.environment["FEEDBACKLOOP_POSTGRES_URL"]
     static let skipReason: Comment =
-        "FEEDBACKLOOP_POSTGRES_URL is not set: run `.ci/postgres.sh swift test --package-path Benchmarks` (it starts a server)"
+        "FEEDBACKLOOP_POSTGRES_URL is not set: run `.ci/postgres.sh swift test --package-path Benchmarks --traits Postgres --filter FeedbackBenchPostgresTests` (it starts a server)"
 
     /// One running client for the whole test process.
     static let client: PostgresClient = {
@@ -19,3 +20,4 @@ enum Server {
         return client
     }()
 }
+#endif

@@ -44,7 +44,7 @@ import Testing
         (["--render", "r.json", "--instructions", "--scenario", "pingpong", "--bare"], "exclude each other"),
         // PostgreSQL is feedback-bench-postgres's: the message names the command, with the URL given.
         (["--scenario", "durable", "--postgres-url", "postgres://u@127.0.0.1:5432/db"],
-         "`swift run -c release --package-path Benchmarks feedback-bench-postgres --postgres-url 'postgres://u@127.0.0.1:5432/db'`"),
+         "`swift run -c release --package-path Benchmarks --traits Postgres feedback-bench-postgres --postgres-url 'postgres://u@127.0.0.1:5432/db'`"),
         (["--postgres-url", "it's"], "--postgres-url 'it'\\''s'"),
         (["--postgres-url"], "Missing value for '--postgres-url"),
     ])
