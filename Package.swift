@@ -10,7 +10,9 @@ import PackageDescription
 // Nothing is on by default: a package that names no trait gets the core and swift-log, nothing
 // else (.ci/adopter-footprint.sh checks the exact list per trait). A guarded product used without
 // its trait stops the build with an #error naming the line to write. In this repository, build and
-// test with every trait: `swift test --enable-all-traits`.
+// test with every trait: `swift test --enable-all-traits`; the one exception is the ThreadSanitizer
+// run, which leaves Postgres out (see Sources/FeedbackLoopPostgres/PackageTrait.swift):
+// `swift test --traits Testing,Services,Durable --sanitize=thread -Xswiftc -DTSAN`.
 //
 // Benchmarks/ and Examples/ are packages of their own that depend on this one by path, so that the
 // benchmark harness, the peer's reactive framework and the HTTP server never enter an adopter's
@@ -179,12 +181,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
             ]
         ),
+        // Empty without the trait Postgres, as in the ThreadSanitizer build (see PackageTrait.swift).
         .testTarget(
             name: "FeedbackLoopPostgresTests",
             dependencies: [
                 "FeedbackLoopPostgres", "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

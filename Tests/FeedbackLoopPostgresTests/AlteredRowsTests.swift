@@ -1,3 +1,4 @@
+#if Postgres
 import FeedbackLoopDurable
 import Foundation
 import PostgresNIO
@@ -224,3 +225,4 @@ struct AlteredRowsTests {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import FeedbackLoopDurable
 import Foundation
 import Logging
@@ -176,3 +177,4 @@ struct PausedOwnerTests {
         #expect(try await journal.events(loop: id, after: 0, limit: 10).isEmpty)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import FeedbackLoop
 import FeedbackLoopDurable
 import FeedbackLoopDurableTesting
@@ -229,3 +230,4 @@ struct PostgresLeaseTests {
         for try await count in left.decode(Int64.self) { #expect(count == 0) }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import FeedbackLoop
 import FeedbackLoopDurable
 import FeedbackLoopDurableTesting
@@ -30,3 +31,4 @@ struct ReplayCheckTests {
         #expect(report.loops.first?.firstDivergence?.sequence == 2, "\(report)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import FeedbackLoopDurable
 import FeedbackLoopPostgres
 import Foundation
@@ -147,3 +148,4 @@ struct UnreachableServerTests {
         }
     }
 }
+#endif
