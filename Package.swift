@@ -1,9 +1,23 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The core library depends on swift-log alone. Everything heavier lives in its own target (test
-// kit, services, benchmarks, examples) or its own package (Benchmarks/, Integrations/), so that
-// depending on FeedbackLoop stays cheap.
+// The core (FeedbackLoop, FeedbackLoopRecording) depends on swift-log alone. Every heavier product
+// needs its package trait, and every library target's dependency on a heavier package is guarded by
+// that trait, so an adopter resolves only the packages of the traits it names:
+//
+//     .package(url: "https://github.com/OWNER/FeedbackLoop", branch: "main", traits: ["Testing"])
+//
+// Nothing is on by default: a package that names no trait gets the core and swift-log, nothing
+// else (.ci/adopter-footprint.sh checks the exact list per trait). A guarded product used without
+// its trait stops the build with an #error naming the line to write. In this repository, build and
+// test with every trait: `swift test --enable-all-traits`; the one exception is the ThreadSanitizer
+// run, which leaves Postgres out (see Sources/FeedbackLoopPostgres/PackageTrait.swift):
+// `swift test --traits Testing,Services,Durable --sanitize=thread -Xswiftc -DTSAN`.
+//
+// Benchmarks/ and Examples/ are packages of their own that depend on this one by path, so that the
+// benchmark harness, the peer's reactive framework and the HTTP server never enter an adopter's
+// graph. Test targets need no trait conditions: a dependency's test targets are never resolved for
+// its adopters.
 //
 // ThreadSanitizer cannot see inside `Synchronization.Mutex` (it reports false races under
 // contention), so the internal `Lock` switches to pthread_mutex when built with
@@ -13,30 +27,41 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "FeedbackLoop", targets: ["FeedbackLoop"]),
-        .library(name: "FeedbackLoopTesting", targets: ["FeedbackLoopTesting"]),
         .library(name: "FeedbackLoopRecording", targets: ["FeedbackLoopRecording"]),
+        .library(name: "FeedbackLoopTesting", targets: ["FeedbackLoopTesting"]),
         .library(name: "FeedbackLoopServices", targets: ["FeedbackLoopServices"]),
         .library(name: "FeedbackLoopDurable", targets: ["FeedbackLoopDurable"]),
         .library(name: "FeedbackLoopDurableTesting", targets: ["FeedbackLoopDurableTesting"]),
-        .library(name: "FeedbackExamples", targets: ["FeedbackExamples"]),
-        .library(name: "FeedbackBenchmarkScenarios", targets: ["FeedbackBenchmarkScenarios"]),
-        .executable(name: "feedback-bench", targets: ["feedback-bench"]),
-        .executable(name: "feedback-examples", targets: ["feedback-examples"]),
+        .library(name: "FeedbackLoopPostgres", targets: ["FeedbackLoopPostgres"]),
+    ],
+    traits: [
+        .trait(
+            name: "Testing",
+            description: "FeedbackLoopTesting (and, with Durable, FeedbackLoopDurableTesting): swift-clocks, swift-custom-dump, xctest-dynamic-overlay"
+        ),
+        .trait(name: "Services", description: "FeedbackLoopServices: swift-service-lifecycle, swift-metrics"),
+        .trait(name: "Durable", description: "FeedbackLoopDurable and its SQLite journal: GRDB.swift (Debian's libsqlite3-dev)"),
+        .trait(
+            name: "Postgres",
+            description: "FeedbackLoopPostgres, the PostgreSQL journal: postgres-nio (swift-nio), swift-service-lifecycle",
+            enabledTraits: ["Durable"]
+        ),
+        // Empty on purpose: SwiftPM 6.1-6.3 cannot resolve a graph where FeedbackLoop is asked for
+        // different trait sets, and a non-empty default is one more set to disagree with.
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
         .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // Durable loops' embedded store (FeedbackLoopDurable only); needs Debian's libsqlite3-dev.
+        // Durable loops' embedded store; needs Debian's libsqlite3-dev.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        // The benchmark's peer only (the `system` operator on OpenCombine); never the core library.
-        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Used by no target, so never fetched by an adopter.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: The library
@@ -49,31 +74,7 @@ let package = Package(
             dependencies: ["FeedbackLoop", .product(name: "Logging", package: "swift-log")]
         ),
 
-        // MARK: Test kit, recording and diagrams
-        .target(
-            name: "FeedbackLoopTesting",
-            dependencies: [
-                "FeedbackLoop",
-                "FeedbackLoopRecording",
-                .product(name: "Clocks", package: "swift-clocks"),
-                .product(name: "CustomDump", package: "swift-custom-dump"),
-                // Failures reach Swift Testing and XCTest alike. IssueReporting finds the test
-                // frameworks at run time through IssueReportingTestSupport; on Linux a test
-                // binary without it reports "an issue was recorded without linking the Testing
-                // framework" instead of failing, so the kit brings it to its users' test targets.
-                .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
-                .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
-            ]
-        ),
-        .testTarget(
-            name: "FeedbackLoopTestingTests",
-            dependencies: [
-                "FeedbackLoopTesting",
-                "FeedbackLoopRecording",
-                "FeedbackExamples",
-                .product(name: "Clocks", package: "swift-clocks"),
-            ]
-        ),
+        // MARK: Recording and diagrams (no trait)
         .target(
             name: "FeedbackLoopRecording",
             dependencies: ["FeedbackLoop"]
@@ -87,17 +88,43 @@ let package = Package(
             ]
         ),
 
-        // MARK: Service integration
+        // MARK: Test kit (trait Testing)
+        .target(
+            name: "FeedbackLoopTesting",
+            dependencies: [
+                "FeedbackLoop",
+                "FeedbackLoopRecording",
+                .product(name: "Clocks", package: "swift-clocks", condition: .when(traits: ["Testing"])),
+                .product(name: "CustomDump", package: "swift-custom-dump", condition: .when(traits: ["Testing"])),
+                // Failures reach Swift Testing and XCTest alike. IssueReporting finds the test
+                // frameworks at run time through IssueReportingTestSupport; on Linux a test
+                // binary without it reports "an issue was recorded without linking the Testing
+                // framework" instead of failing, so the kit brings it to its users' test targets.
+                .product(name: "IssueReporting", package: "xctest-dynamic-overlay", condition: .when(traits: ["Testing"])),
+                .product(
+                    name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay", condition: .when(traits: ["Testing"])),
+            ]
+        ),
+        .testTarget(
+            name: "FeedbackLoopTestingTests",
+            dependencies: [
+                "FeedbackLoopTesting",
+                "FeedbackLoopRecording",
+                .product(name: "Clocks", package: "swift-clocks"),
+            ]
+        ),
+
+        // MARK: Service integration (trait Services)
         .target(
             name: "FeedbackLoopServices",
             dependencies: [
                 "FeedbackLoop",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Services"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Services"])),
                 // Re-exported in part (see Exports.swift): `MetricsFactory`, `UnixSignal`.
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Services"])),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: .when(traits: ["Services"])),
             ]
         ),
         .testTarget(
@@ -109,15 +136,14 @@ let package = Package(
             ]
         ),
 
-        // MARK: Durable loops: the journal protocol, the durable loop and the SQLite store. The
-        // PostgreSQL store is its own package (Durable/Postgres) so that swift-nio stays out of
-        // this package's builds.
+        // MARK: Durable loops: the journal protocol, the durable loop and the SQLite store (trait
+        // Durable); its test kit (traits Durable and Testing); the PostgreSQL store (trait Postgres).
         .target(
             name: "FeedbackLoopDurable",
             dependencies: [
                 "FeedbackLoop",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Durable"])),
             ]
         ),
         .target(
@@ -127,9 +153,10 @@ let package = Package(
                 // Failures worded and reported as TestLoop's (its package-visible FailureReport).
                 "FeedbackLoopTesting",
                 // Diffs and failures as in FeedbackLoopTesting (see there for the support product).
-                .product(name: "CustomDump", package: "swift-custom-dump"),
-                .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
-                .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+                .product(name: "CustomDump", package: "swift-custom-dump", condition: .when(traits: ["Testing"])),
+                .product(name: "IssueReporting", package: "xctest-dynamic-overlay", condition: .when(traits: ["Testing"])),
+                .product(
+                    name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay", condition: .when(traits: ["Testing"])),
             ]
         ),
         .testTarget(
@@ -142,51 +169,26 @@ let package = Package(
             // Journals written by older versions of example features.
             resources: [.copy("Fixtures")]
         ),
-        // The replay check of the example feature Tally: what users write for their own.
-        .executableTarget(
-            name: "feedback-journal",
-            dependencies: ["FeedbackLoopDurableTesting"]
-        ),
-
-        // MARK: Examples from the articles
+        // postgres-nio brings swift-nio, swift-crypto and swift-nio-ssl: a 2.5-4.5 minute first build
+        // on 2 cores, paid only by those who name the trait. Its tests need a running server:
+        // `.ci/postgres.sh swift test --enable-all-traits --filter FeedbackLoopPostgresTests`.
         .target(
-            name: "FeedbackExamples",
-            dependencies: ["FeedbackLoop", .product(name: "Clocks", package: "swift-clocks")],
-            exclude: ["README.md"]
-        ),
-        .executableTarget(
-            name: "feedback-examples",
+            name: "FeedbackLoopPostgres",
             dependencies: [
-                "FeedbackExamples",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
-        .testTarget(
-            name: "FeedbackExamplesTests",
-            dependencies: ["FeedbackExamples", "FeedbackLoopTesting", "FeedbackLoopRecording", .product(name: "Clocks", package: "swift-clocks")]
-        ),
-
-        // MARK: Benchmarks (the package-benchmark suite is a separate package in Benchmarks/)
-        .target(
-            name: "FeedbackBenchmarkScenarios",
-            dependencies: [
-                "FeedbackLoop",
                 "FeedbackLoopDurable",
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
             ]
         ),
-        .executableTarget(
-            name: "feedback-bench",
-            dependencies: [
-                "FeedbackBenchmarkScenarios",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
+        // Empty without the trait Postgres, as in the ThreadSanitizer build (see PackageTrait.swift).
         .testTarget(
-            name: "FeedbackBenchmarkScenariosTests",
+            name: "FeedbackLoopPostgresTests",
             dependencies: [
-                "FeedbackBenchmarkScenarios", "feedback-bench", .product(name: "OpenCombine", package: "OpenCombine"),
+                "FeedbackLoopPostgres", "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -4,7 +4,7 @@
 # every `callback` benchmark and for W1 on `actor` (see FeedbackBenchmarks.swift for why). Run it
 # after a change that moves allocation counts on purpose, review `git diff Thresholds/`, and commit.
 #
-#   Benchmarks/update-thresholds.sh          # then: cd Benchmarks && swift package benchmark thresholds check
+#   Benchmarks/update-thresholds.sh          # then: (cd Benchmarks && swift package benchmark thresholds check)
 set -euo pipefail
 cd "$(dirname "$0")"
 

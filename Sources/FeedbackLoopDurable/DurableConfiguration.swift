@@ -1,3 +1,4 @@
+#if Durable
 import Foundation
 import Logging
 
@@ -93,3 +94,4 @@ public struct DurableContext: Sendable {
         return IdempotencyKey(loop: loopID, feedback: feedback, query: String(decoding: data, as: UTF8.self), epoch: epoch)
     }
 }
+#endif

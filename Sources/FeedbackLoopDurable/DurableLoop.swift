@@ -1,3 +1,4 @@
+#if Durable
 import FeedbackLoop
 import Foundation
 import Logging
@@ -377,3 +378,4 @@ public struct DurableStates<State: Sendable>: AsyncSequence, Sendable {
         }
     }
 }
+#endif

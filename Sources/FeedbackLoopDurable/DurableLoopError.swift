@@ -1,3 +1,4 @@
+#if Durable
 /// Why a ``DurableLoop`` refused an event or could not recover.
 public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
     /// The loop has stopped (or is stopping): the event was not journaled.
@@ -38,3 +39,4 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Durable
 /// Where a ``DurableLoop`` keeps its events: an append-only journal per loop, with snapshots and
 /// single-writer ownership.
 ///
@@ -112,3 +113,4 @@ public protocol BrowsableJournal: EventJournal {
     /// latest returns at most one).
     func snapshots(loop: String) async throws -> [JournalRecord]
 }
+#endif

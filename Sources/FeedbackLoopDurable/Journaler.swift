@@ -1,3 +1,4 @@
+#if Durable
 import FeedbackLoop
 import Foundation
 import Logging
@@ -305,3 +306,4 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Durable
 import Foundation
 import GRDB
 
@@ -232,3 +233,4 @@ public final class SQLiteJournal: BrowsableJournal {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Durable && Testing
 import FeedbackLoop
 import FeedbackLoopDurable
 import Foundation
@@ -314,3 +315,4 @@ final class ReadCountingJournal: EventJournal {
         try await base.append(loop: loop, epoch: epoch, events: events, snapshot: snapshot)
     }
 }
+#endif

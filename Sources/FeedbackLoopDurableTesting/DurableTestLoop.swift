@@ -1,3 +1,4 @@
+#if Durable && Testing
 import CustomDump
 import FeedbackLoop
 import FeedbackLoopDurable
@@ -411,3 +412,4 @@ public final class DurableTestLoop<State: Codable & Sendable & Equatable, Event:
         describeOnOneLine(event)
     }
 }
+#endif

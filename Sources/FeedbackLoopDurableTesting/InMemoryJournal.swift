@@ -1,3 +1,4 @@
+#if Durable && Testing
 import FeedbackLoop
 import FeedbackLoopDurable
 
@@ -62,3 +63,4 @@ public final class InMemoryJournal: BrowsableJournal {
         loops.withLock { $0[loop]?.snapshots ?? [] }
     }
 }
+#endif

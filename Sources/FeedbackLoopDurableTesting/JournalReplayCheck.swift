@@ -1,3 +1,4 @@
+#if Durable && Testing
 import CustomDump
 import FeedbackLoopDurable
 import FeedbackLoopTesting
@@ -262,3 +263,4 @@ public struct JournalCheckReport: Sendable, CustomStringConvertible {
         return lines.joined(separator: "\n")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Durable && Testing
 import FeedbackLoop
 import FeedbackLoopDurable
 
@@ -94,3 +95,4 @@ public enum Ledger {
         ]
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Durable && Testing
 import FeedbackLoop
 
 /// A log of what happened, in order, that a check can wait on without sleeping: ``wait(for:timeout:until:)``
@@ -83,3 +84,4 @@ public struct DurabilityCheckFailure: Error, CustomStringConvertible, Sendable {
 public func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
     if !condition { throw DurabilityCheckFailure(message()) }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Durable && Testing
 import FeedbackLoop
 import FeedbackLoopDurable
 
@@ -87,3 +88,4 @@ public final class RecordingJournal: EventJournal {
         }
     }
 }
+#endif

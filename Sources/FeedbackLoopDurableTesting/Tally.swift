@@ -1,3 +1,4 @@
+#if Durable && Testing
 import FeedbackLoop
 import FeedbackLoopDurable
 
@@ -114,3 +115,4 @@ public enum Tally {
         }
     }
 }
+#endif

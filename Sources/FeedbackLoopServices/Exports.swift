@@ -1,3 +1,4 @@
+#if Services
 // What running a loop as a service needs, from one import: `import FeedbackLoopServices` gives
 // `LoopService` and `LoopMetrics`, the core (`Loop`, `LoopConfiguration`), swift-service-lifecycle's
 // `ServiceGroup` and `Service` with the `UnixSignal` a group is given, and swift-log's `Logger`
@@ -9,3 +10,4 @@
 // Only the protocol `LoopMetrics.init` takes: all of swift-metrics would bring its `Timer`, which
 // clashes with Foundation's in every file that imports both.
 @_exported import protocol CoreMetrics.MetricsFactory
+#endif

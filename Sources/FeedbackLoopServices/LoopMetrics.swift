@@ -1,3 +1,4 @@
+#if Services
 import FeedbackLoop
 import Metrics
 import Synchronization
@@ -202,3 +203,4 @@ extension LoopInstrumentation {
 /// A `LoopMetrics` in `LoopConfiguration.instruments` instruments every loop made with that
 /// configuration, and a ``LoopService`` running such a loop counts its refused events there too.
 extension LoopMetrics: LoopInstrument {}
+#endif

@@ -1,3 +1,4 @@
+#if Services
 import FeedbackLoop
 import Logging
 import ServiceLifecycle
@@ -606,3 +607,4 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
         }
     }
 }
+#endif

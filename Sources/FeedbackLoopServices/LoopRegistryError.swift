@@ -1,3 +1,4 @@
+#if Services
 /// Why a ``LoopRegistry`` could not give a loop.
 ///
 /// A struct with a ``Code`` rather than an enum, so that new reasons do not break callers'
@@ -44,3 +45,4 @@ public struct LoopRegistryError: Error, Hashable, Sendable, CustomStringConverti
         }
     }
 }
+#endif

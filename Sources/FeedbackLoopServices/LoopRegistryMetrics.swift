@@ -1,3 +1,4 @@
+#if Services
 import Metrics
 
 /// swift-metrics for one ``LoopRegistry``: how many loops are live, and how many were created,
@@ -47,3 +48,4 @@ public final class LoopRegistryMetrics: Sendable {
             "loops_refused_total", [("reason", LoopRegistryError.Code.shuttingDown.description)])
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Services
 import FeedbackLoop
 import Logging
 import ServiceLifecycle
@@ -263,3 +264,4 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
         }
     }
 }
+#endif

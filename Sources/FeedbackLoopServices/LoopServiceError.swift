@@ -1,3 +1,4 @@
+#if Services
 /// Why a ``LoopService`` refused a call.
 ///
 /// A struct with a ``Code`` rather than an enum, so that new reasons do not break callers'
@@ -34,3 +35,4 @@ public struct LoopServiceError: Error, Hashable, Sendable, CustomStringConvertib
         }
     }
 }
+#endif

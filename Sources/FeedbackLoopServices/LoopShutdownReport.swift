@@ -1,3 +1,4 @@
+#if Services
 import FeedbackLoop
 
 /// What a ``LoopService`` hands to its `onShutdown` callback once its loop has stopped: the final
@@ -43,3 +44,4 @@ public struct LoopShutdownReport<State: Sendable>: Sendable {
         self.ending = ending
     }
 }
+#endif

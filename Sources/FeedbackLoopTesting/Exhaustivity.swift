@@ -1,3 +1,4 @@
+#if Testing
 /// Which checks a ``TestLoop`` makes beyond the assertions a test writes. By default, all.
 ///
 /// Relax a check when a test is about one aspect of a feature and the rest is covered
@@ -45,3 +46,4 @@ public struct Exhaustivity: OptionSet, Sendable, Hashable, CustomStringConvertib
         return "[" + names.joined(separator: ", ") + "]"
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Testing
 import CustomDump
 import IssueReporting
 
@@ -56,3 +57,4 @@ extension String {
             .joined(separator: "\n")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Testing
 import FeedbackLoop
 import FeedbackLoopRecording
 
@@ -119,3 +120,4 @@ final class Journal<State: Sendable, Event: Sendable>: Sendable {
         waiter?.resume(returning: false)
     }
 }
+#endif

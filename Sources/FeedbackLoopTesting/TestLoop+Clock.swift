@@ -1,3 +1,4 @@
+#if Testing
 import Clocks
 import IssueReporting
 
@@ -50,3 +51,4 @@ extension TestLoop {
         await clock.advance(by: duration)
     }
 }
+#endif

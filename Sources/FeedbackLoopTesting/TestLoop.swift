@@ -1,3 +1,4 @@
+#if Testing
 import CustomDump
 import FeedbackLoop
 import FeedbackLoopRecording
@@ -639,3 +640,4 @@ enum UnorderedMatch {
     /// expected events.
     case unexpected(Int)
 }
+#endif

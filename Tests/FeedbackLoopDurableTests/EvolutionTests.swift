@@ -48,7 +48,7 @@ struct EvolutionTests {
     }
 
     /// Writes `Fixtures/tally-v1.sqlite` with version 1 of the feature. Run once, by hand:
-    /// `FEEDBACKLOOP_WRITE_FIXTURES=1 swift test --filter EvolutionTests/writeVersion1Fixture`.
+    /// `FEEDBACKLOOP_WRITE_FIXTURES=1 swift test --enable-all-traits --filter EvolutionTests/writeVersion1Fixture`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["FEEDBACKLOOP_WRITE_FIXTURES"] != nil))
     func writeVersion1Fixture() async throws {
         let path = Self.fixtures.appending(path: "tally-v1.sqlite").path

@@ -1,5 +1,5 @@
 // The README's "Testing a feature" section shows the slices of this file verbatim
-// (`scripts/readme-snippets.py check` keeps them in step), so what it shows compiles and passes.
+// (`.ci/readme-snippets.py check` keeps them in step), so what it shows compiles and passes.
 
 // snippet.feature
 import FeedbackLoop

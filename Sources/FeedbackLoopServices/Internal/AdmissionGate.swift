@@ -1,3 +1,4 @@
+#if Services
 import FeedbackLoop
 
 /// Decides, for a ``LoopService``, whether an event may still enter the loop, and tells the
@@ -128,3 +129,4 @@ final class AdmissionGate: Sendable {
         state.withLock { $0.refused }
     }
 }
+#endif

@@ -1,0 +1,99 @@
+import FeedbackLoop
+import FeedbackLoopDurable
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A store the `durable` scenario measures: the journals its durable loops run on, and the
+/// store's own writes with no loop, the limit of the same work.
+///
+/// The SQLite store is built in; the PostgreSQL store conforms in the executable
+/// `feedback-bench-postgres`, so that this target never links postgres-nio.
+public protocol DurableBenchmarkStore: Sendable {
+    associatedtype Journal: EventJournal
+
+    /// The store's name in the report's heading, e.g. "SQLite" or "PostgreSQL 15.14".
+    var name: String { get }
+
+    /// What the limit column measures, for the report's `limit:` line.
+    var limit: String { get }
+
+    /// A journal for one measurement. The scenario opens a loop id in it that no earlier
+    /// measurement used, so a store may hand out the same journal every time or a new one.
+    func journal() async throws -> Journal
+
+    /// The limit: nanoseconds per event for `events` pre-encoded events written straight to the
+    /// store with no loop, `perTransaction` events in each transaction, each transaction
+    /// committed (durable) before the next begins.
+    func bareAppends(events: Int, perTransaction: Int) async throws -> Double
+
+    /// Brings the journals the scenario has just filled for the recovery runs to the state of a
+    /// journal at rest, before any recovery is timed, so that the first backend timed pays no
+    /// one-off cost the others do not. PostgreSQL: `VACUUM ANALYZE`, as autovacuum would, or the
+    /// first reader of each freshly inserted row sets its hint bits (writing the page again).
+    /// Default: nothing.
+    func settle() async throws
+}
+
+extension DurableBenchmarkStore {
+    public func settle() async throws {}
+}
+
+/// The default store: a new SQLite file (WAL, `PRAGMA synchronous = FULL`) for every journal, in
+/// a temporary directory of its own that ``remove()`` deletes (of its own: two stores in one
+/// process, as in the tests, must not write the same files or remove each other's). The limit is the journal's own `append`,
+/// which on an embedded store costs the same `fsync` as a bare `INSERT` transaction.
+struct SQLiteBenchmarkStore: DurableBenchmarkStore {
+    let name = "SQLite"
+    let limit = "the SQLite journal's own appends, no loop (1,024 or 1 events per transaction)"
+    let directory: URL
+    private let files = Lock(0)
+
+    init() {
+        directory = FileManager.default.temporaryDirectory.appending(path: "feedback-bench-durable-\(getpid())-\(UUID().uuidString)")
+        // A directory that cannot be made fails the first journal, with SQLite's own message.
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func journal() throws -> SQLiteJournal {
+        let file = files.withLock { files in
+            files += 1
+            return files
+        }
+        return try SQLiteJournal(path: directory.appending(path: "\(file).sqlite").path)
+    }
+
+    func bareAppends(events: Int, perTransaction: Int) async throws -> Double {
+        try await DurableScenario.bareAppends(try journal(), events: events, perTransaction: perTransaction)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+extension BenchmarkRunner {
+    /// Runs the `durable` scenario alone on `store` and collects the report as ``run(progress:)``
+    /// does (date, processors, load average): how a store from another package, such as
+    /// PostgreSQL's, reports in the same form as `feedback-bench`.
+    ///
+    /// Runs on ``backends`` with ``size`` and ``durableRecoveryEvents``; ``scenarios`` and
+    /// ``peer`` do not apply.
+    public func runDurable(on store: some DurableBenchmarkStore, progress: Progress = { _ in }) async throws -> BenchmarkReport {
+        let loadBefore = Self.loadAverage()
+        let start = Nanoseconds.now()
+        let report = try await DurableScenario(size: size, recoveryEvents: durableRecoveryEvents)
+            .run(on: store, backends: backends, progress: progress)
+        progress("durable: done in \(String(format: "%.1f", Double(Nanoseconds.now() - start) / 1e9)) s")
+        return BenchmarkReport(
+            date: Self.timestamp(),
+            processors: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))),
+            size: size,
+            backends: backends.map(\.rawValue),
+            scenarios: [report],
+            allocator: allocator,
+            loadAverage: [loadBefore, Self.loadAverage()].compactMap { $0 })
+    }
+}

@@ -1,0 +1,1 @@
+../../../../Sources/FeedbackLoop/Support/Lock.swift

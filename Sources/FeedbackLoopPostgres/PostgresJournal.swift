@@ -1,0 +1,609 @@
+#if Postgres
+import FeedbackLoopDurable
+import Foundation
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The `EventJournal` for many nodes: one PostgreSQL database, single-writer
+/// ownership of each loop through a lease row with a fencing epoch.
+///
+/// ```swift
+/// let client = PostgresClient(configuration: try PostgresJournal.configuration(url: url))
+/// let journal = PostgresJournal(client: client, node: "node-a")
+/// // run `client` in your ServiceGroup, then:
+/// try await journal.checkHealth()                                     // fails fast when the database is unreachable
+/// let loop = try await DurableLoop(id: "session-42", journal: journal, initial: …, reduce: …)
+/// let keeper = LeaseKeeper(loop: loop, journal: journal)              // a Service: add it to the group
+/// ```
+///
+/// ## Ownership
+/// ``acquire(loop:)`` takes the loop's lease row when it is free, expired, or already this node's,
+/// and bumps its epoch; the lease lasts ``leaseDuration`` on the database's clock, so that nodes'
+/// clocks never have to agree. A ``LeaseKeeper`` renews it; when renewal fails the loop stops and
+/// its effects are cancelled. Another node can take the loop only once the lease has expired (or
+/// was released by ``release(loop:epoch:)``).
+///
+/// ## Fencing: what a paused or deposed owner can and cannot do
+/// An owner can pause anywhere — a stopped process, a long garbage collection, a network
+/// partition — and wake after its lease has ended. The journal guarantees:
+///
+/// - **No append commits after its lease has ended.** Every
+///   ``append(loop:epoch:events:snapshot:)`` moves the lease row's head in the same transaction,
+///   only where the epoch is the caller's and the lease is live, and the lease is checked again
+///   when the transaction commits (a deferred constraint trigger compares it with the database's
+///   `clock_timestamp()`). An append whose commit begins after the lease's end fails with
+///   `JournalError.fenced(loop:epoch:)` and none of it is visible, however long ago its
+///   statements ran.
+/// - **An append whose commit began while the lease was live commits**, even when its owner
+///   never learns it (its connection dropped, or it was killed). A takeover needs the lease row,
+///   which the append holds until it has committed, so the next owner's epoch is ordered after
+///   it and its recovery reads it. Nothing is lost and nothing is applied by two owners.
+/// - **A paused owner holds the lease row only briefly.** Each transaction of the journal sets
+///   PostgreSQL's `statement_timeout` to ``statementTimeout``, and its `lock_timeout` and
+///   `idle_in_transaction_session_timeout` to half of it: a statement runs at most
+///   ``statementTimeout``, a lock wait lasts at most half of it, and a transaction left idle
+///   between two statements — its owner paused, or the network gone — is ended by the server
+///   after half of it (the session is terminated and the transaction rolled back, so it writes
+///   nothing). PostgreSQL does not time the moment between a statement's execution and the
+///   protocol's `Sync` message that postgres-nio writes right after it; the commit-time check
+///   above still refuses an append that waits there past its lease.
+/// - **A takeover never waits for a paused owner.** ``acquire(loop:)`` waits at most half of
+///   ``statementTimeout`` for a lease row that another transaction holds, then throws
+///   `JournalError.ownedElsewhere(loop:)`; once the holder's transaction has ended, a new attempt
+///   takes the loop if its lease has expired.
+///
+/// What the journal cannot do is stop a paused owner's effects when it wakes: they run until its
+/// ``LeaseKeeper`` finds the lease lost at its next renewal and stops the loop, which cancels
+/// them. An event such an effect sends is refused, since its append is fenced.
+///
+/// ## Unreachable database
+/// Every operation waits at most ``connectionTimeout`` for a connection from the client
+/// (connecting included) and then throws `JournalError.unavailable(_:)`: postgres-nio alone keeps
+/// a request waiting while it retries for a minute. ``checkHealth(timeout:)`` answers within its
+/// timeout whatever the database does, for a health endpoint.
+///
+/// ## Inbox
+/// Any node can send an event to a loop that another owns: ``deliver(_:to:schemaVersion:)`` adds
+/// it to an inbox table and notifies the owner, whose ``InboxRelay`` journals it into the loop.
+/// The table is the truth; `LISTEN/NOTIFY` only wakes the relay, which also polls.
+///
+/// ## Errors
+/// The journal throws `JournalError`: the database's own errors are
+/// `JournalError.unavailable(_:)` naming the loop, the operation and the server's message, and a
+/// stored value that another tool altered (a column's type, a negative sequence, an event missing
+/// below the head) is `JournalError.malformedValue(loop:sequence:column:found:)`.
+public final class PostgresJournal: EventJournal {
+    /// The client the journal queries through; it must be running (`client.run()`, or in a
+    /// `ServiceGroup`).
+    public let client: PostgresClient
+    /// This node's name in lease rows: acquiring a loop this node already owns takes it at once.
+    public let node: String
+    /// How long a lease lasts after it is taken or renewed, on the database's clock.
+    public let leaseDuration: Duration
+    /// How long an operation waits for a connection from ``client``, connecting included, before
+    /// it throws `JournalError.unavailable(_:)`.
+    public let connectionTimeout: Duration
+    /// The longest a statement of the journal runs before the server ends it; lock waits and
+    /// idle moments inside the journal's transactions are ended after half of it. Shorter than
+    /// ``leaseDuration``.
+    public let statementTimeout: Duration
+    let logger: Logger
+    let migrated = MigrationGate()
+    /// ``statementTimeout`` in whole milliseconds, as PostgreSQL's settings take it (at least 1:
+    /// 0 would turn them off).
+    let statementMilliseconds: Int64
+
+    /// The channel of inbox notifications; the payload is the loop's id.
+    public static let inboxChannel = "feedbackloop_inbox"
+
+    /// A journal on `client`, for the node named `node`.
+    ///
+    /// - Parameters:
+    ///   - client: A running `PostgresClient`.
+    ///   - node: This node's name; unique among the nodes sharing the database.
+    ///   - leaseDuration: How long a lease lasts without renewal. Default: 10 seconds.
+    ///   - connectionTimeout: How long an operation waits for a connection. Default: 5 seconds.
+    ///   - statementTimeout: How long a statement of the journal may run (a lock wait or an idle
+    ///     moment inside one of its transactions, half of it); shorter than `leaseDuration`.
+    ///     Default: half of `leaseDuration`, at most 2 seconds.
+    ///   - logger: Where queries are logged (at the client's levels).
+    public init(
+        client: PostgresClient, node: String, leaseDuration: Duration = .seconds(10),
+        connectionTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
+        logger: Logger = Logger(label: "FeedbackLoopPostgres")
+    ) {
+        precondition(leaseDuration > .zero, "leaseDuration must be positive")
+        precondition(connectionTimeout > .zero, "connectionTimeout must be positive")
+        let statementTimeout = statementTimeout ?? min(leaseDuration / 2, .seconds(2))
+        precondition(
+            statementTimeout > .zero && statementTimeout < leaseDuration, "statementTimeout must be positive and shorter than leaseDuration")
+        self.client = client
+        self.node = node
+        self.leaseDuration = leaseDuration
+        self.connectionTimeout = connectionTimeout
+        self.statementTimeout = statementTimeout
+        self.logger = logger
+        let (seconds, attoseconds) = statementTimeout.components
+        self.statementMilliseconds = max(1, seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+
+    /// A client configuration from a `postgres://user:password@host:port/database` URL (TLS off:
+    /// for loopback and private networks; build the configuration yourself for TLS).
+    ///
+    /// - Parameters:
+    ///   - url: Where the database is.
+    ///   - connectTimeout: How long one attempt to connect may take. Default: 5 seconds.
+    /// - Throws: `JournalError.unavailable(_:)` naming what the URL lacks.
+    public static func configuration(url: String, connectTimeout: Duration = .seconds(5)) throws -> PostgresClient.Configuration {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? "") else {
+            throw JournalError.unavailable("'\(url)' is not a postgres:// URL")
+        }
+        guard let host = components.host, !host.isEmpty else { throw JournalError.unavailable("'\(url)' names no host") }
+        guard let user = components.user, !user.isEmpty else { throw JournalError.unavailable("'\(url)' names no user") }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: user, password: components.password,
+            database: database.isEmpty ? nil : database, tls: .disable)
+        configuration.options.connectTimeout = connectTimeout
+        return configuration
+    }
+
+    /// Checks that the database answers: one round trip (`SELECT 1`) on a connection of
+    /// ``client``, connecting included.
+    ///
+    /// It answers within `timeout` whatever the database does — refuses connections, accepts
+    /// them and never speaks, or stops answering in the middle — so that a health endpoint can
+    /// call it on every probe. It creates nothing and takes no lease.
+    ///
+    /// - Parameter timeout: The longest the check may take. Default: 2 seconds.
+    /// - Returns: How long the check took.
+    /// - Throws: `JournalError.unavailable(_:)` saying what failed: no connection within
+    ///   `timeout`, no answer on the connection within it, or the server's error.
+    ///   `CancellationError` when the calling task is cancelled.
+    @discardableResult
+    public func checkHealth(timeout: Duration = .seconds(2)) async throws -> Duration {
+        let client = self.client, logger = self.logger
+        let start = ContinuousClock.now
+        let connected = Mutex(false)
+        let expired: @Sendable () -> any Error = {
+            NoAnswer(
+                connected.withLock { $0 }
+                    ? "connected, but PostgreSQL did not answer within \(timeout)"
+                    : "no connection to PostgreSQL within \(timeout) (unreachable, or every connection of the client busy)")
+        }
+        do {
+            try await Deadline.run(timeout, expired: expired) { _ in
+                try await client.withConnection { connection in
+                    connected.withLock { $0 = true }
+                    try await JournalConnection(connection: connection, logger: logger).execute("SELECT 1")
+                }
+            }
+        } catch {
+            throw Self.journalError(error, loop: nil, operation: "health check")
+        }
+        return start.duration(to: .now)
+    }
+
+    var leaseSeconds: Double {
+        Double(leaseDuration.components.seconds) + Double(leaseDuration.components.attoseconds) / 1e18
+    }
+
+    /// Creates the tables and the commit-time lease check once per journal (concurrent creators
+    /// are serialised by an advisory lock).
+    func migrate() async throws {
+        // Creating the tables waits for the other nodes' migrations; it touches no lease row.
+        let bound = max(statementMilliseconds, 10_000)
+        try await migrated.once { [self] in
+            // The trigger is created last, in the same transaction as the rest: where it exists,
+            // everything does. Looked for before the lock, so that no node queues for it once the
+            // tables exist, and after it, so that the nodes that queued while the first created
+            // them leave at once.
+            let isMigrated: @Sendable (JournalConnection) async throws -> Bool = { db in
+                try await db.rows("""
+                    SELECT 1 FROM pg_trigger
+                    WHERE tgname = '\(unescaped: Self.leaseLiveConstraint)' AND tgrelid = to_regclass('feedbackloop_leases')
+                    """).count == 1
+            }
+            if try await withConnection(isMigrated) { return }
+            try await transaction(bound: bound) { db in
+                try await db.execute("SELECT pg_advisory_xact_lock(7401735)")
+                if try await isMigrated(db) { return }
+                try await db.execute("""
+                    CREATE TABLE IF NOT EXISTS feedbackloop_leases (
+                        loop TEXT PRIMARY KEY, owner TEXT NOT NULL, epoch BIGINT NOT NULL,
+                        head BIGINT NOT NULL, lease_until TIMESTAMPTZ NOT NULL)
+                    """)
+                try await db.execute("""
+                    CREATE TABLE IF NOT EXISTS feedbackloop_events (
+                        loop TEXT NOT NULL, sequence BIGINT NOT NULL, schema_version INT NOT NULL,
+                        payload BYTEA NOT NULL, PRIMARY KEY (loop, sequence))
+                    """)
+                try await db.execute("""
+                    CREATE TABLE IF NOT EXISTS feedbackloop_snapshots (
+                        loop TEXT NOT NULL, sequence BIGINT NOT NULL, schema_version INT NOT NULL,
+                        payload BYTEA NOT NULL, PRIMARY KEY (loop, sequence))
+                    """)
+                try await db.execute("""
+                    CREATE TABLE IF NOT EXISTS feedbackloop_inbox (
+                        id BIGSERIAL PRIMARY KEY, loop TEXT NOT NULL, schema_version INT NOT NULL,
+                        payload BYTEA NOT NULL)
+                    """)
+                try await db.execute(
+                    "CREATE INDEX IF NOT EXISTS feedbackloop_inbox_loop ON feedbackloop_inbox (loop, id)")
+                // The statement's check of the lease is as old as the statement; this one runs
+                // when the transaction commits, however long after its statements that is.
+                try await db.execute("""
+                    CREATE OR REPLACE FUNCTION feedbackloop_lease_live() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF NEW.lease_until <= clock_timestamp() THEN
+                            RAISE EXCEPTION 'the lease ended at %, before this append could commit', NEW.lease_until
+                                USING ERRCODE = 'check_violation', CONSTRAINT = '\(unescaped: Self.leaseLiveConstraint)';
+                        END IF;
+                        RETURN NULL;
+                    END $$
+                    """)
+                try await db.execute("""
+                    CREATE CONSTRAINT TRIGGER \(unescaped: Self.leaseLiveConstraint)
+                        AFTER UPDATE OF head ON feedbackloop_leases DEFERRABLE INITIALLY DEFERRED
+                        FOR EACH ROW EXECUTE FUNCTION feedbackloop_lease_live()
+                    """)
+            }
+        }
+    }
+
+    /// The name of the commit-time lease check, in the error it raises.
+    static let leaseLiveConstraint = "feedbackloop_lease_live"
+
+    /// Takes the loop's lease row when it is free, expired or this node's.
+    ///
+    /// - Throws: `JournalError.ownedElsewhere(loop:)` when another node's lease is live, or when
+    ///   another transaction has held the lease row for half of ``statementTimeout`` (its owner
+    ///   paused in the middle of an append, say); `JournalError.unavailable(_:)` when the database
+    ///   failed.
+    public func acquire(loop: String) async throws -> UInt64 {
+        try await operation("acquire", loop: loop) { [self] in
+            try await migrate()
+            let node = self.node, seconds = leaseSeconds
+            do {
+                return try await transaction { db in
+                    let rows = try await db.rows("""
+                        INSERT INTO feedbackloop_leases (loop, owner, epoch, head, lease_until)
+                        VALUES (\(loop), \(node), 1, 0, now() + make_interval(secs => \(seconds)))
+                        ON CONFLICT (loop) DO UPDATE SET owner = EXCLUDED.owner, epoch = feedbackloop_leases.epoch + 1,
+                            lease_until = EXCLUDED.lease_until
+                        WHERE feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner
+                        RETURNING epoch
+                        """)
+                    guard let row = rows.first else { throw JournalError.ownedElsewhere(loop: loop) }
+                    return try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(0, atLeast: 1)
+                }
+            } catch let error where Self.sqlState(error) == Self.lockNotAvailable {
+                throw JournalError.ownedElsewhere(loop: loop)
+            }
+        }
+    }
+
+    /// Extends the lease taken with `epoch` by ``leaseDuration`` from now (the database's).
+    ///
+    /// - Throws: `JournalError.fenced(loop:epoch:)` when the lease has expired or
+    ///   another owner holds the loop; `JournalError.unavailable(_:)` when the database failed.
+    public func renew(loop: String, epoch: UInt64) async throws {
+        try await operation("renew", loop: loop) { [self] in
+            let owner = try Self.bigint(epoch, "epoch"), seconds = leaseSeconds
+            // One statement, no transaction: it holds the row only while it runs, and waits for
+            // it only as long as the journal's bounded transactions can hold it.
+            let renewed = try await withConnection { db in
+                let rows = try await db.rows("""
+                    UPDATE feedbackloop_leases SET lease_until = now() + make_interval(secs => \(seconds))
+                    WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > now() RETURNING epoch
+                    """)
+                return !rows.isEmpty
+            }
+            if !renewed { throw JournalError.fenced(loop: loop, epoch: epoch) }
+        }
+    }
+
+    public func release(loop: String, epoch: UInt64) async throws {
+        try await operation("release", loop: loop) { [self] in
+            let owner = try Self.bigint(epoch, "epoch")
+            try await withConnection { db in
+                try await db.execute("""
+                    UPDATE feedbackloop_leases SET lease_until = now() - interval '1 second'
+                    WHERE loop = \(loop) AND epoch = \(owner)
+                    """)
+            }
+        }
+    }
+
+    public func latestSnapshot(loop: String) async throws -> JournalRecord? {
+        try await operation("reading the latest snapshot", loop: loop) { [self] in
+            try await migrate()
+            return try await withConnection { db in
+                let rows = try await db.rows("""
+                    SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
+                    WHERE loop = \(loop) ORDER BY sequence DESC LIMIT 1
+                    """)
+                for row in rows { return try Self.record(StoredRow(row, loop: loop, table: "feedbackloop_snapshots")) }
+                return nil
+            }
+        }
+    }
+
+    public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
+        try await operation("reading events", loop: loop) { [self] in
+            try await migrate()
+            let after = try Self.bigint(sequence, "sequence"), limit = Int64(max(limit, 0))
+            return try await withConnection { db in
+                // The head comes in the same statement, so in the same snapshot as the events.
+                let rows = try await db.rows("""
+                    SELECT e.sequence, e.schema_version, e.payload, l.head
+                    FROM feedbackloop_leases AS l LEFT JOIN LATERAL (
+                        SELECT sequence, schema_version, payload FROM feedbackloop_events
+                        WHERE loop = \(loop) AND sequence > \(after) ORDER BY sequence LIMIT \(limit)
+                    ) AS e ON true
+                    WHERE l.loop = \(loop) ORDER BY e.sequence
+                    """)
+                var records: [JournalRecord] = []
+                var head: UInt64 = 0
+                for row in rows {
+                    head = try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(3, atLeast: 0)
+                    let event = StoredRow(row, loop: loop, table: "feedbackloop_events")
+                    if !event.isNull(0) { records.append(try Self.record(event)) }
+                }
+                // The last page must reach the head: an event renumbered out of reach (a negative
+                // sequence) or deleted would otherwise be skipped without a word.
+                let last = records.last?.sequence ?? sequence
+                if records.count < limit, head > last {
+                    throw StoredRow(rows[0], loop: loop, table: "feedbackloop_events", sequence: last + 1).malformed(
+                        column: "sequence", found: "has no row for event \(last + 1), though feedbackloop_leases.head is \(head)")
+                }
+                return records
+            }
+        }
+    }
+
+    /// Appends `events` and `snapshot` in one transaction, fenced by `epoch` and by the lease:
+    /// see "Fencing" above for what it guarantees when its owner pauses.
+    ///
+    /// - Throws: `JournalError.fenced(loop:epoch:)` when `epoch` no longer owns the loop or its
+    ///   lease ended before the commit; `JournalError.sequenceConflict(loop:expected:found:)`;
+    ///   `JournalError.unavailable(_:)` when the database failed. Nothing is written when it
+    ///   throws, except when the connection was lost after the commit was sent: the append may
+    ///   then have committed, and recovery finds it.
+    public func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
+        guard let first = events.first?.sequence else { return }
+        try await operation("append", loop: loop) { [self] in
+            for (offset, record) in events.enumerated() where record.sequence != first &+ UInt64(offset) {
+                throw JournalError.sequenceConflict(loop: loop, expected: first &+ UInt64(offset), found: record.sequence)
+            }
+            let owner = try Self.bigint(epoch, "epoch")
+            let last = try Self.bigint(events[events.count - 1].sequence, "sequence")
+            let head = try Self.bigint(first, "sequence") - 1
+            let sequences = events.map { Int64($0.sequence) }
+            let versions = try events.map { try Self.int(exactly: $0.schemaVersion) }
+            let payloads = events.map { ByteBuffer(bytes: $0.payload) }
+            let snapshot = try snapshot.map { snapshot in
+                (sequence: try Self.bigint(snapshot.sequence, "snapshot sequence"), version: try Self.int(exactly: snapshot.schemaVersion),
+                 payload: ByteBuffer(bytes: snapshot.payload))
+            }
+            do {
+                try await transaction { db in
+                    // One statement: the lease row's head moves only where the epoch owns a live
+                    // lease and the events continue it, and the events and the snapshot are
+                    // written only where it moved.
+                    let written: [PostgresRow]
+                    if let snapshot {
+                        written = try await db.rows("""
+                            WITH fence AS (
+                                UPDATE feedbackloop_leases SET head = \(last)
+                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
+                                RETURNING loop
+                            ), appended AS (
+                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
+                            ), snapshot AS (
+                                INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, \(snapshot.sequence), \(snapshot.version), \(snapshot.payload) FROM fence
+                                ON CONFLICT (loop, sequence) DO UPDATE SET schema_version = EXCLUDED.schema_version, payload = EXCLUDED.payload
+                            ), pruned AS (
+                                DELETE FROM feedbackloop_snapshots AS old USING fence
+                                WHERE old.loop = fence.loop AND old.sequence < \(snapshot.sequence)
+                            )
+                            SELECT count(*) FROM fence
+                            """)
+                    } else {
+                        written = try await db.rows("""
+                            WITH fence AS (
+                                UPDATE feedbackloop_leases SET head = \(last)
+                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
+                                RETURNING loop
+                            ), appended AS (
+                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
+                            )
+                            SELECT count(*) FROM fence
+                            """)
+                    }
+                    var moved: Int64 = 0
+                    for row in written { moved = try row.decode(Int64.self) }
+                    if moved == 1 { return }
+                    // Refused: say whether for the epoch or the sequence.
+                    let rows = try await db.rows(
+                        "SELECT epoch, head, lease_until > clock_timestamp() FROM feedbackloop_leases WHERE loop = \(loop)")
+                    if let row = rows.first, case let lease = StoredRow(row, loop: loop, table: "feedbackloop_leases"),
+                        try lease.integer(0) == owner, try lease.bool(2)
+                    {
+                        throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(1, atLeast: 0) + 1, found: first)
+                    }
+                    throw JournalError.fenced(loop: loop, epoch: epoch)
+                }
+            } catch let error as PSQLError where error.serverInfo?[.constraintName] == Self.leaseLiveConstraint {
+                throw JournalError.fenced(loop: loop, epoch: epoch)
+            }
+        }
+    }
+
+    /// Sends `event` to the loop `loop`, whichever node owns it: the event waits in the inbox
+    /// table until the owner's ``InboxRelay`` journals it. Durable when this returns.
+    ///
+    /// - Throws: the event's `EncodingError`; `JournalError.unavailable(_:)` when the database
+    ///   failed, naming the loop and the server's message.
+    public func deliver(_ event: some Encodable, to loop: String, schemaVersion: Int = 1) async throws {
+        let payload = ByteBuffer(bytes: Array(try JSONEncoder().encode(event)))
+        try await operation("delivering an event", loop: loop) { [self] in
+            try await migrate()
+            let version = try Self.int(exactly: schemaVersion)
+            try await transaction { db in
+                try await db.execute(
+                    "INSERT INTO feedbackloop_inbox (loop, schema_version, payload) VALUES (\(loop), \(version), \(payload))")
+                // Delivered on commit only: a rolled-back delivery never wakes anyone.
+                try await db.execute("SELECT pg_notify(\(Self.inboxChannel), \(loop))")
+            }
+        }
+    }
+
+    /// Up to `limit` inbox entries of `loop`, oldest first.
+    func inbox(loop: String, limit: Int) async throws -> [(id: Int64, record: JournalRecord)] {
+        try await operation("reading the inbox", loop: loop) { [self] in
+            let limit = Int64(max(limit, 0))
+            return try await withConnection { db in
+                let rows = try await db.rows("""
+                    SELECT id, schema_version, payload FROM feedbackloop_inbox WHERE loop = \(loop) ORDER BY id LIMIT \(limit)
+                    """)
+                var entries: [(id: Int64, record: JournalRecord)] = []
+                for row in rows {
+                    let entry = StoredRow(row, loop: loop, table: "feedbackloop_inbox")
+                    entries.append(
+                        (try entry.integer(0), JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))))
+                }
+                return entries
+            }
+        }
+    }
+
+    func removeFromInbox(_ id: Int64) async throws {
+        try await operation("removing inbox entry \(id)", loop: nil) { [self] in
+            try await withConnection { db in
+                try await db.execute("DELETE FROM feedbackloop_inbox WHERE id = \(id)")
+            }
+        }
+    }
+
+    /// The record in a row that starts with `sequence, schema_version, payload`.
+    static func record(_ row: StoredRow) throws -> JournalRecord {
+        let sequence = try row.sequence(0)
+        let stored = row.record(sequence)
+        return JournalRecord(sequence: sequence, schemaVersion: try stored.schemaVersion(1), payload: try stored.bytes(2))
+    }
+}
+
+extension PostgresJournal {
+    /// Runs `body`, one of the journal's operations on `loop`, with its errors as
+    /// ``PostgresJournal/journalError(_:loop:operation:)`` gives them.
+    func operation<Value>(_ name: String, loop: String?, _ body: () async throws -> Value) async throws -> Value {
+        do {
+            return try await body()
+        } catch {
+            throw Self.journalError(error, loop: loop, operation: name)
+        }
+    }
+
+    /// Runs `body` on a connection of ``client``, waiting at most ``connectionTimeout`` for it
+    /// (see ``Deadline``: once it has its connection, `body` runs to its end).
+    func withConnection<Value: Sendable>(_ body: @escaping @Sendable (JournalConnection) async throws -> Value) async throws -> Value {
+        let client = self.client, logger = self.logger, timeout = connectionTimeout
+        let expired: @Sendable () -> any Error = {
+            NoAnswer("no connection to PostgreSQL within \(timeout) (unreachable, or every connection of the client busy)")
+        }
+        return try await Deadline.run(timeout, expired: expired) { deadline in
+            try await client.withConnection { connection in
+                guard deadline.disarm() else { throw CancellationError() }
+                return try await body(JournalConnection(connection: connection, logger: logger))
+            }
+        }
+    }
+
+    /// Runs `body` in a transaction that the server ends when one of its statements runs for
+    /// longer than ``statementTimeout`` (or `milliseconds`), or waits for a lock or is left idle
+    /// between two statements for half of it: a paused owner cannot hold rows, the lease row
+    /// above all, for longer.
+    func transaction<Value: Sendable>(
+        bound milliseconds: Int64? = nil, _ body: @escaping @Sendable (JournalConnection) async throws -> Value
+    ) async throws -> Value {
+        let statement = milliseconds ?? statementMilliseconds
+        // Shorter than the statement's bound, so that a lock wait ends as a lock timeout: for a
+        // takeover, another owner's transaction holding the lease row.
+        let wait = "\(max(1, statement / 2))", bound = "\(statement)"
+        return try await withConnection { db in
+            try await db.execute("BEGIN")
+            do {
+                try await db.execute("""
+                    SELECT set_config('statement_timeout', \(bound), true), set_config('lock_timeout', \(wait), true),
+                        set_config('idle_in_transaction_session_timeout', \(wait), true)
+                    """)
+                let value = try await body(db)
+                try await db.execute("COMMIT")
+                return value
+            } catch {
+                // Its failure is ignored: after a failed COMMIT, or on a session the server ended,
+                // there is nothing to roll back.
+                try? await db.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// `value` as a `BIGINT`.
+    static func bigint(_ value: UInt64, _ what: String) throws -> Int64 {
+        guard let bigint = Int64(exactly: value) else { throw JournalError.unavailable("\(what) \(value) is beyond PostgreSQL's BIGINT") }
+        return bigint
+    }
+
+    /// A schema version as an `INT`.
+    static func int(exactly version: Int) throws -> Int32 {
+        guard let int = Int32(exactly: version) else { throw JournalError.unavailable("schema version \(version) is beyond PostgreSQL's INT") }
+        return int
+    }
+}
+
+/// A connection in one of the journal's operations: every statement's answer is read to the
+/// end, since a statement's error can follow its first rows.
+struct JournalConnection: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        // postgres-nio never answers a query written to a connection whose channel has closed
+        // (the server ended an idle transaction's session, say): such a query would hang.
+        guard !connection.isClosed else { throw PostgresJournal.NoAnswer("the connection to PostgreSQL was closed") }
+        var rows: [PostgresRow] = []
+        for try await row in try await connection.query(query, logger: logger) { rows.append(row) }
+        return rows
+    }
+
+    func execute(_ query: PostgresQuery) async throws {
+        _ = try await rows(query)
+    }
+}
+
+/// Runs a piece of work once; concurrent callers wait for the first, a failure lets the next try.
+actor MigrationGate {
+    private var done = false
+    private var running: Task<Void, any Error>?
+
+    func once(_ work: @escaping @Sendable () async throws -> Void) async throws {
+        if done { return }
+        if let running { return try await running.value }
+        let task = Task { try await work() }
+        running = task
+        do {
+            try await task.value
+            done = true
+        } catch {
+            running = nil
+            throw error
+        }
+    }
+}
+#endif
