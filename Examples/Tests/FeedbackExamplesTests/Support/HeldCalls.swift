@@ -15,6 +15,9 @@ final class HeldCalls<Request: Sendable, Answer: Sendable>: Sendable {
     private struct Call {
         var request: Request
         var continuation: CheckedContinuation<Answer, any Error>?
+        /// An answer given after the call was counted but before it parked its continuation.
+        var early: Answer?
+        var answered = false
         var cancelled = false
     }
 
@@ -53,12 +56,13 @@ final class HeldCalls<Request: Sendable, Answer: Sendable>: Sendable {
         for waiter in ready { waiter.resume() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let cancelledAlready = storage.withLock { storage -> Bool in
-                    if storage.calls[index].cancelled && honoursCancellation { return true }
+                let settled = storage.withLock { storage -> Result<Answer, any Error>? in
+                    if storage.calls[index].cancelled && honoursCancellation { return .failure(CancellationError()) }
+                    if let early = storage.calls[index].early.take() { return .success(early) }
                     storage.calls[index].continuation = continuation
-                    return false
+                    return nil
                 }
-                if cancelledAlready { continuation.resume(throwing: CancellationError()) }
+                if let settled { continuation.resume(with: settled) }
             }
         } onCancel: {
             let (continuation, ready) = storage.withLock { storage in
@@ -71,14 +75,26 @@ final class HeldCalls<Request: Sendable, Answer: Sendable>: Sendable {
         }
     }
 
-    /// Answers the call at `index`. Returns whether it was still waiting.
+    /// Answers the call at `index`. Returns whether it was still waiting: a call counted by
+    /// ``waitForCalls(_:limit:sourceLocation:)`` may not have parked yet, and then gets the answer
+    /// as it parks.
     @discardableResult
     func answer(_ index: Int, with answer: Answer) -> Bool {
-        let continuation = storage.withLock { storage in
-            storage.calls.indices.contains(index) ? storage.calls[index].continuation.take() : nil
+        let (continuation, waiting) = storage.withLock { storage -> (CheckedContinuation<Answer, any Error>?, Bool) in
+            guard storage.calls.indices.contains(index), !storage.calls[index].answered else { return (nil, false) }
+            if let continuation = storage.calls[index].continuation.take() {
+                storage.calls[index].answered = true
+                return (continuation, true)
+            }
+            let parking = !storage.calls[index].cancelled || !honoursCancellation
+            if parking {
+                storage.calls[index].early = answer
+                storage.calls[index].answered = true
+            }
+            return (nil, parking)
         }
         continuation?.resume(returning: answer)
-        return continuation != nil
+        return waiting
     }
 
     /// Returns once `count` calls have been made, or records a failure after `limit`.
