@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The core library depends on swift-log alone. Everything heavier lives in its own target (test
+// The core library depends on swift-log and swift-distributed-tracing's `Instrumentation` alone. Everything heavier lives in its own target (test
 // kit, services, benchmarks, examples) or its own package (Benchmarks/, Integrations/), so that
 // depending on FeedbackLoop stays cheap.
 //
@@ -25,6 +25,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `ServiceContext` only (its `Instrumentation` product): the core carries a caller's context to effects.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -42,11 +44,17 @@ let package = Package(
         // MARK: The library
         .target(
             name: "FeedbackLoop",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ]
         ),
         .testTarget(
             name: "FeedbackLoopTests",
-            dependencies: ["FeedbackLoop", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "FeedbackLoop", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ]
         ),
 
         // MARK: Test kit, recording and diagrams

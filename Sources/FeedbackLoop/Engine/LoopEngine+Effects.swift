@@ -1,3 +1,5 @@
+import Instrumentation
+
 // Effects: starting, cancelling and ending them, and the registry's books after each.
 
 extension LoopEngine {
@@ -15,23 +17,32 @@ extension LoopEngine {
             }
             let id = nextID()
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
-            let dropped = lock.withLock { $0.sendEffect(events) }
+            let dropped: [Event]
+            if let cause {
+                let carried = EventCause<State>(context: cause.context, handle: nil, reply: nil)
+                dropped = lock.withLock { $0.sendEffect(events, cause: carried) }
+            } else {
+                dropped = lock.withLock { $0.sendEffect(events) }
+            }
             for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
         case .run(let priority, let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true, life: life)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true, life: life, context: cause?.context)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
+            let body = cause == nil ? body : Self.inContext(handle.context, body)
             let stopper = driver.startTask(self, handle: handle, priority: priority, body: body, sink: sink, marker: marker)
             let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: stopper)) }
             _ = unkept  // released here, after the lock
             return handle
         case .callback(let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life, context: cause?.context)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
-            let cancellation = body(Sink(receiver: self, handle: handle))
+            let sink = Sink(receiver: self, handle: handle)
+            let cancellation =
+                cause == nil ? body(sink) : ServiceContext.$current.withValue(handle.context) { body(sink) }
             let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .cancellation(cancellation))) }
             _ = unkept  // released here, after the lock
             return handle
@@ -44,10 +55,16 @@ extension LoopEngine {
     @inlinable
     @inline(never)
     func startChildSend(_ events: [Event], feedback: Int, life: ChildLife) {
-        let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
+        let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life, context: cause?.context)
         _ = handle.markFinished()
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
-        let dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+        let dropped: [Event]
+        if cause != nil {
+            let carried = EventCause<State>(context: handle.context, handle: handle, reply: nil)
+            dropped = lock.withLock { $0.sendEffect(events, cause: carried) }
+        } else {
+            dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+        }
         for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .finished))
     }
@@ -92,7 +109,11 @@ extension LoopEngine {
             return
         }
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))
-        var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: event) }
+        let item = event.map { event -> QueueItem<State, Event> in
+            guard cause != nil else { return .event(event, handle) }
+            return .traced(event, EventCause(context: Self.context(of: handle), handle: handle, reply: nil))
+        }
+        var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: item) }
         followup.perform()
         perform(enqueued, event: event)
     }
