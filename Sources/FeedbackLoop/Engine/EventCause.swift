@@ -44,6 +44,13 @@ extension LoopEngine {
         return handle.context
     }
 
+    /// An event `handle`'s effect sends, in a loop that propagates `ServiceContext`.
+    @inlinable
+    @inline(never)
+    static func traced(_ event: Event, from handle: EffectHandle) -> QueueItem<State, Event> {
+        .traced(event, EventCause(context: context(of: handle), handle: handle, reply: nil))
+    }
+
     /// ``receive(_:from:)`` for a loop that propagates: the event joins the queue with its context.
     @inlinable
     @inline(never)
@@ -57,6 +64,7 @@ extension LoopEngine {
     /// A `.run` effect's body, run in its cause's context. `nil` binds no context: an effect whose
     /// cause had none must not see the task-locals of the task that runs it (the `stream` host's).
     @inlinable
+    @inline(never)
     static func inContext(
         _ context: ServiceContext?, _ body: @escaping @Sendable (Sink<Event>) async throws -> Void
     ) -> @Sendable (Sink<Event>) async throws -> Void {
