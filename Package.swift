@@ -1,13 +1,14 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The core (FeedbackLoop, FeedbackLoopRecording) depends on swift-log alone. Every heavier product
+// The core (FeedbackLoop, FeedbackLoopRecording) depends on swift-log and on swift-distributed-tracing's
+// smallest product, `Instrumentation` (for `ServiceContext`), alone. Every heavier product
 // needs its package trait, and every library target's dependency on a heavier package is guarded by
 // that trait, so an adopter resolves only the packages of the traits it names:
 //
 //     .package(url: "https://github.com/OWNER/FeedbackLoop", branch: "main", traits: ["Testing"])
 //
-// Nothing is on by default: a package that names no trait gets the core and swift-log, nothing
+// Nothing is on by default: a package that names no trait gets the core, swift-log and swift-distributed-tracing, nothing
 // else (.ci/adopter-footprint.sh checks the exact list per trait). A guarded product used without
 // its trait stops the build with an #error naming the line to write. In this repository, build and
 // test with every trait: `swift test --enable-all-traits`; the one exception is the ThreadSanitizer
@@ -52,6 +53,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `ServiceContext` only (its `Instrumentation` product): the core carries a caller's context to effects.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
@@ -67,11 +70,17 @@ let package = Package(
         // MARK: The library
         .target(
             name: "FeedbackLoop",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ]
         ),
         .testTarget(
             name: "FeedbackLoopTests",
-            dependencies: ["FeedbackLoop", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "FeedbackLoop", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ]
         ),
 
         // MARK: Recording and diagrams (no trait)

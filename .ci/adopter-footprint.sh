@@ -43,7 +43,7 @@ SWIFT
 }
 
 check core       ''                                   'FeedbackLoop FeedbackLoopRecording' \
-    'swift-log'
+    'swift-distributed-tracing swift-log'
 # The products that need no trait also compile with none (a stray `#if Testing` in the core, or a
 # guarded dependency the core came to rely on, fails here rather than in a user's build).
 if [ -f "$work/core/Package.resolved" ]; then
@@ -54,13 +54,13 @@ if [ -f "$work/core/Package.resolved" ]; then
     fi
 fi
 check test-kit   ', traits: ["Testing"]'              'FeedbackLoop FeedbackLoopTesting' \
-    'swift-clocks swift-concurrency-extras swift-custom-dump swift-log xctest-dynamic-overlay'
+    'swift-clocks swift-concurrency-extras swift-custom-dump swift-distributed-tracing swift-log xctest-dynamic-overlay'
 check services   ', traits: ["Services"]'             'FeedbackLoop FeedbackLoopServices' \
-    'swift-async-algorithms swift-collections swift-log swift-metrics swift-service-lifecycle'
+    'swift-async-algorithms swift-collections swift-distributed-tracing swift-log swift-metrics swift-service-lifecycle'
 check durable    ', traits: ["Durable"]'              'FeedbackLoop FeedbackLoopDurable' \
-    'grdb.swift swift-log'
+    'grdb.swift swift-distributed-tracing swift-log'
 check durable-testing ', traits: ["Durable", "Testing"]' 'FeedbackLoop FeedbackLoopDurable FeedbackLoopDurableTesting' \
-    'grdb.swift swift-clocks swift-concurrency-extras swift-custom-dump swift-log xctest-dynamic-overlay'
+    'grdb.swift swift-clocks swift-concurrency-extras swift-custom-dump swift-distributed-tracing swift-log xctest-dynamic-overlay'
 check postgres   ', traits: ["Postgres"]'             'FeedbackLoop FeedbackLoopDurable FeedbackLoopPostgres' \
-    'grdb.swift postgres-nio swift-asn1 swift-async-algorithms swift-atomics swift-collections swift-crypto swift-log swift-metrics swift-nio swift-nio-ssl swift-nio-transport-services swift-service-lifecycle swift-system'
+    'grdb.swift postgres-nio swift-asn1 swift-async-algorithms swift-atomics swift-collections swift-crypto swift-distributed-tracing swift-log swift-metrics swift-nio swift-nio-ssl swift-nio-transport-services swift-service-lifecycle swift-system'
 exit $failed

@@ -71,6 +71,14 @@ public struct LoopConfiguration: Sendable {
         set { update { $0.hosting = newValue } }
     }
 
+    /// Whether the loop carries its callers' `ServiceContext` to the effects their events cause
+    /// (see ``ServiceContextPropagation``). Decided when the loop is created; by default, only
+    /// when a tracer or instrument is bootstrapped.
+    public var serviceContext: ServiceContextPropagation {
+        @inlinable get { storage.values.serviceContext }
+        set { update { $0.serviceContext = newValue } }
+    }
+
     /// The labels of the loop's feedbacks, by position, for messages; set by ``labelling(_:)``.
     @usableFromInline var feedbackLabels: [String?] {
         @inlinable get { storage.values.feedbackLabels }
@@ -85,13 +93,14 @@ public struct LoopConfiguration: Sendable {
         onEffectError: (@Sendable (_ error: any Error) -> Void)? = nil,
         instruments: [any LoopInstrument] = [],
         executor: (any SerialExecutor)? = nil,
-        hosting: LoopHosting = .ownTask
+        hosting: LoopHosting = .ownTask,
+        serviceContext: ServiceContextPropagation = .automatic
     ) {
         // Compared with the shared storage itself, so that the two cannot drift apart: a default
         // changed there and not here only makes such loops stop sharing it.
         let shared = Self.defaultStorage
         if label == shared.values.label, capacity == shared.values.capacity, hosting == shared.values.hosting,
-            logger == nil,
+            serviceContext == shared.values.serviceContext, logger == nil,
             onEffectError == nil, instruments.isEmpty, executor == nil
         {
             self.storage = Self.defaultStorage
@@ -99,7 +108,8 @@ public struct LoopConfiguration: Sendable {
             self.storage = Storage(
                 Values(
                     label: label, capacity: capacity, logger: logger ?? Self.defaultLogger,
-                    onEffectError: onEffectError, instruments: instruments, executor: executor, hosting: hosting))
+                    onEffectError: onEffectError, instruments: instruments, executor: executor, hosting: hosting,
+                    serviceContext: serviceContext))
         }
     }
 
@@ -118,6 +128,7 @@ public struct LoopConfiguration: Sendable {
         @usableFromInline var instruments: [any LoopInstrument]
         @usableFromInline var executor: (any SerialExecutor)?
         @usableFromInline var hosting: LoopHosting
+        @usableFromInline var serviceContext: ServiceContextPropagation
         @usableFromInline var feedbackLabels: [String?] = []
     }
 
@@ -144,7 +155,7 @@ public struct LoopConfiguration: Sendable {
     private static let defaultStorage = Storage(
         Values(
             label: "FeedbackLoop", capacity: .unbounded, logger: defaultLogger, onEffectError: nil, instruments: [],
-            executor: nil, hosting: .ownTask))
+            executor: nil, hosting: .ownTask, serviceContext: .automatic))
 }
 
 /// How many externally sent events a ``Loop`` queues before it sheds load.

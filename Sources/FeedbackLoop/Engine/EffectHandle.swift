@@ -1,3 +1,4 @@
+import Instrumentation
 import Synchronization
 
 /// The identity and life of one running effect, shared by the feedback that started it, the
@@ -17,17 +18,21 @@ final class EffectHandle: Sendable {
     /// The life of the child feature that started it, for an effect of a child lifted into a
     /// parent (see ``ChildLife``); `nil` for the loop's own feedbacks.
     @usableFromInline let life: ChildLife?
+    /// The context of the event whose step started the effect, in a loop that propagates
+    /// `ServiceContext` (see ``ServiceContextPropagation``); `nil` otherwise.
+    @usableFromInline let context: ServiceContext?
 
     @usableFromInline static var running: UInt8 { 0 }
     @usableFromInline static var finished: UInt8 { 1 }
     @usableFromInline static var cancelled: UInt8 { 2 }
 
     @inlinable
-    init(id: UInt64, feedback: Int, isTask: Bool, life: ChildLife? = nil) {
+    init(id: UInt64, feedback: Int, isTask: Bool, life: ChildLife? = nil, context: ServiceContext? = nil) {
         self.id = id
         self.feedback = feedback
         self.isTask = isTask
         self.life = life
+        self.context = context
         self.status = Atomic(Self.running)
     }
 

@@ -212,6 +212,10 @@ extension LoopEngine {
                 count += 1
                 instrumentation?.hooks.onDrop?(event, .discardedAtStop)
                 reply.resume(throwing: LoopError.stopped)
+            case .traced(let event, let cause):
+                count += 1
+                instrumentation?.hooks.onDrop?(event, .discardedAtStop)
+                cause.reply?.resume(throwing: LoopError.stopped)
             case .start, .addObserver, .removeObserver:
                 break
             }

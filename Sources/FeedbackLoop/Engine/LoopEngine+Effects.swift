@@ -1,3 +1,5 @@
+import Instrumentation
+
 // Effects: starting, cancelling and ending them, and the registry's books after each.
 
 extension LoopEngine {
@@ -13,6 +15,10 @@ extension LoopEngine {
                 startChildSend(events, feedback: feedback, life: life)
                 return nil
             }
+            if let cause {
+                startTracedSend(events, feedback: feedback, context: cause.context)
+                return nil
+            }
             let id = nextID()
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
             let dropped = lock.withLock { $0.sendEffect(events) }
@@ -20,18 +26,20 @@ extension LoopEngine {
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
         case .run(let priority, let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true, life: life)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true, life: life, context: cause?.context)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
+            let body = cause == nil ? body : Self.inContext(handle.context, body)
             let stopper = driver.startTask(self, handle: handle, priority: priority, body: body, sink: sink, marker: marker)
             let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: stopper)) }
             _ = unkept  // released here, after the lock
             return handle
         case .callback(let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
+            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life, context: cause?.context)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
-            let cancellation = body(Sink(receiver: self, handle: handle))
+            let sink = Sink(receiver: self, handle: handle)
+            let cancellation = cause == nil ? body(sink) : Self.start(body, sink, in: handle.context)
             let unkept = lock.withLock { $0.register(RunningEffect(handle: handle, stopper: .cancellation(cancellation))) }
             _ = unkept  // released here, after the lock
             return handle
@@ -41,13 +49,42 @@ extension LoopEngine {
     /// A child's `.send` effect. Its events need a handle, finished at once, only to carry the
     /// child's life: they must not reach a child added back under the same id before their turn
     /// (see ``ChildLife``). Out of line, so that the loop's own `.send` effects (W2) pay nothing.
+    /// A `.send` effect of a loop that propagates `ServiceContext`: its events carry `context`,
+    /// the cause's. Out of line, as the paths below, so that ``start(_:feedback:life:)`` stays as
+    /// small for every other loop.
+    @inlinable
+    @inline(never)
+    func startTracedSend(_ events: [Event], feedback: Int, context: ServiceContext?) {
+        let id = nextID()
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
+        let carried = EventCause<State>(context: context, handle: nil, reply: nil)
+        let dropped = lock.withLock { $0.sendEffect(events, cause: carried) }
+        for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
+        instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
+    }
+
+    /// A `.callback` effect's start, in its cause's context.
+    @inlinable
+    @inline(never)
+    static func start(
+        _ body: @Sendable (Sink<Event>) -> Cancellation, _ sink: Sink<Event>, in context: ServiceContext?
+    ) -> Cancellation {
+        ServiceContext.$current.withValue(context) { body(sink) }
+    }
+
     @inlinable
     @inline(never)
     func startChildSend(_ events: [Event], feedback: Int, life: ChildLife) {
-        let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life)
+        let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life, context: cause?.context)
         _ = handle.markFinished()
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
-        let dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+        let dropped: [Event]
+        if cause != nil {
+            let carried = EventCause<State>(context: handle.context, handle: handle, reply: nil)
+            dropped = lock.withLock { $0.sendEffect(events, cause: carried) }
+        } else {
+            dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+        }
         for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .finished))
     }
@@ -92,7 +129,11 @@ extension LoopEngine {
             return
         }
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: .finished))
-        var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: event) }
+        let item = event.map { event -> QueueItem<State, Event> in
+            guard cause != nil else { return .event(event, handle) }
+            return Self.traced(event, from: handle)
+        }
+        var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: item) }
         followup.perform()
         perform(enqueued, event: event)
     }

@@ -1,3 +1,4 @@
+import Instrumentation
 import Logging
 
 // Intake: events, `sendAndWait` and observers enter through the lock-guarded queue; the caller
@@ -14,6 +15,10 @@ extension LoopEngine {
 
     @inlinable
     func receive(_ event: Event, from handle: EffectHandle?) {
+        if cause != nil {
+            receiveTraced(event, from: handle)
+            return
+        }
         let action = lock.withLock { $0.send(event, from: handle) }
         switch action {
         case .reduce:
@@ -83,9 +88,11 @@ extension LoopEngine {
     @inlinable
     func submit(_ event: Event) async throws -> State {
         let id = nextID()
+        let context = cause != nil ? ServiceContext.current : nil
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (reply: UnsafeContinuation<State, any Error>) in
-                let action = lock.withLock { $0.submit(event, id: id, reply: reply) }
+                let traced = cause.map { _ in EventCause(context: context, handle: nil, reply: reply) }
+                let action = lock.withLock { $0.submit(event, id: id, reply: reply, cause: traced) }
                 switch action {
                 case .queued:
                     break

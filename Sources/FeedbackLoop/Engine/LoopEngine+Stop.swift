@@ -31,7 +31,7 @@ extension LoopEngine {
             return false
         case .drainerTearsDown(let discarded, let parked), .tearDown(let discarded, let parked):
             reportDiscarded(discarded)
-            reportDiscarded(parked.lazy.map { .submit($0.event, $0.reply) })
+            reportDiscarded(parked.lazy.map(\.item))
         }
         if case .tearDown = action { return true }
         return false

@@ -22,6 +22,9 @@ final class LoopEngine<State: Sendable, Event: Sendable>: EventReceiver, Sendabl
     /// word for it rather than four optional closures (56 bytes more per idle loop).
     @usableFromInline let instrumentation: InstrumentationHooks<State, Event>?
     @usableFromInline let driver: Driver<State, Event>
+    /// Set only for a loop that propagates `ServiceContext` (``ServiceContextPropagation``,
+    /// decided here once): `nil` keeps every other loop's send path as it is.
+    @usableFromInline let cause: CurrentCause?
 
     @inlinable
     init(
@@ -38,10 +41,12 @@ final class LoopEngine<State: Sendable, Event: Sendable>: EventReceiver, Sendabl
         // `LoopConfiguration` is a single reference.
         let driver = Driver(
             backend, owner: StateOwner(initial: initial, reduce: reduce, feedbacks: feedbacks), configuration: configuration)
+        let cause = configuration.serviceContext.isOn ? CurrentCause() : nil
         self.lock = InlineLock(LoopStateMachine<State, Event>(initial: initial, capacity: configuration.capacity.limit))
         self.configuration = configuration
         self.instrumentation = instrumentation.map(InstrumentationHooks.init)
         self.driver = driver
+        self.cause = cause
         self.stopRequested = Atomic(false)
         self.ids = Atomic(0)
         self.observerCount = Atomic(0)

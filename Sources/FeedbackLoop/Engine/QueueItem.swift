@@ -11,6 +11,10 @@ enum QueueItem<State: Sendable, Event: Sendable>: Sendable {
     /// event look up type metadata at run time (W1, the send workload, measures it).
     /// The queue resumes each reply exactly once: on reduce, or when stop discards it.
     case submit(Event, UnsafeContinuation<State, any Error>)
+    /// An event of a loop that propagates `ServiceContext`, in place of ``event(_:_:)`` and
+    /// ``submit(_:_:)``: only such a loop makes these, so an untraced loop's items and send path
+    /// stay as they are.
+    case traced(Event, EventCause<State>)
     /// The loop's first step: every feedback sees the initial state.
     case start
     case addObserver(ObserverEntry<State>)
@@ -38,11 +42,21 @@ struct ParkedSubmit<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let id: UInt64
     @usableFromInline let event: Event
     @usableFromInline let reply: UnsafeContinuation<State, any Error>
+    /// Set when the loop propagates `ServiceContext`: the call's context, with `reply`.
+    @usableFromInline let cause: EventCause<State>?
 
     @inlinable
-    init(id: UInt64, event: Event, reply: UnsafeContinuation<State, any Error>) {
+    init(id: UInt64, event: Event, reply: UnsafeContinuation<State, any Error>, cause: EventCause<State>?) {
         self.id = id
         self.event = event
         self.reply = reply
+        self.cause = cause
+    }
+
+    /// The queue item that joins a batch once there is room.
+    @inlinable
+    var item: QueueItem<State, Event> {
+        if let cause { return .traced(event, cause) }
+        return .submit(event, reply)
     }
 }

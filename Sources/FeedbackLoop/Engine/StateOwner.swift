@@ -42,12 +42,12 @@ final class StateOwner<State: Sendable, Event: Sendable> {
         case .event(let event, let handle):
             receive(event, from: handle, engine: engine)
         case .submit(let event, let reply):
-            step(event, engine: engine)
-            // Publish before replying, so that a caller who got this state back never reads an
-            // older one from `Loop.state` or finds its event missing from `Loop.statistics`.
-            engine.publish(self)
-            reply.resume(returning: state)
+            answer(event, reply, engine: engine)
+        case .traced(let event, let cause):
+            processTraced(event, cause, engine: engine)
         case .start:
+            // The initial state has no cause: what its effects start with is no caller's.
+            engine.cause?.context = nil
             lendState { state in
                 for index in reactors.indices {
                     reactors[index](state, nil, LoopDoor(engine: engine, feedback: index))
@@ -65,6 +65,30 @@ final class StateOwner<State: Sendable, Event: Sendable> {
     /// An event from ``Loop/send(_:)`` (no handle) or from an effect, which may have been
     /// cancelled since it was sent, or belong to a child feature that has gone since (see
     /// ``ChildLife``). Runs only in the drain role.
+    /// An event of a loop that propagates `ServiceContext`: its context is the cause of what the
+    /// feedbacks start while it is reduced. Out of line, so that ``process(_:engine:)`` stays
+    /// small enough to be inlined into the drain of every other loop.
+    @inlinable
+    @inline(never)
+    func processTraced(_ event: Event, _ cause: EventCause<State>, engine: LoopEngine<State, Event>) {
+        engine.cause?.context = cause.context
+        if let reply = cause.reply {
+            answer(event, reply, engine: engine)
+        } else {
+            receive(event, from: cause.handle, engine: engine)
+        }
+    }
+
+    /// A ``Loop/sendAndWait(_:)`` event: reduced, then its caller answered.
+    @inlinable
+    func answer(_ event: Event, _ reply: UnsafeContinuation<State, any Error>, engine: LoopEngine<State, Event>) {
+        step(event, engine: engine)
+        // Publish before replying, so that a caller who got this state back never reads an
+        // older one from `Loop.state` or finds its event missing from `Loop.statistics`.
+        engine.publish(self)
+        reply.resume(returning: state)
+    }
+
     @inlinable
     func receive(_ event: Event, from handle: EffectHandle?, engine: LoopEngine<State, Event>) {
         if let handle, handle.isSilenced {

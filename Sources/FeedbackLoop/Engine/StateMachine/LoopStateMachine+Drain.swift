@@ -51,7 +51,7 @@ extension LoopStateMachine {
         var moved = 0
         while !parked.isEmpty && moved < capacity {
             let next = parked.removeFirst()
-            batch.append(.submit(next.event, next.reply))
+            batch.append(next.item)
             moved += 1
         }
         return .drainMore

@@ -122,6 +122,18 @@ extension LoopStateMachine {
         return dropped
     }
 
+    /// A `.send` effect of a loop that propagates `ServiceContext`: its events carry `cause`.
+    @inlinable
+    mutating func sendEffect(_ events: [Event], cause: EventCause<State>) -> [Event] {
+        statistics.effectsStarted += 1
+        statistics.effectsFinished += 1
+        var dropped: [Event] = []
+        for event in events {
+            if case .dropped = enqueue(.traced(event, cause), external: false) { dropped.append(event) }
+        }
+        return dropped
+    }
+
     /// The loop cancelled a running effect: counted, and its registry entry returned so that the
     /// caller can stop it after the lock. A callback effect's work ends with its cancellation; a
     /// task's when it returns.
@@ -145,12 +157,12 @@ extension LoopStateMachine {
         return workEnded(id: id)
     }
 
-    /// An effect finished by itself, with `event` as its last word, queued. A task's work lasts
-    /// until it returns; a callback effect's ends here.
+    /// An effect finished by itself, with `item` (its last event) as its last word, queued. A
+    /// task's work lasts until it returns; a callback effect's ends here.
     @inlinable
-    mutating func finished(_ handle: EffectHandle, sending event: Event?) -> (Followup, EnqueueAction) {
+    mutating func finished(_ handle: EffectHandle, sending item: QueueItem<State, Event>?) -> (Followup, EnqueueAction) {
         count(.finished)
-        let enqueued = event.map { enqueue(.event($0, handle), external: false) } ?? .queued
+        let enqueued = item.map { enqueue($0, external: false) } ?? .queued
         return (handle.isTask ? Followup() : workEnded(id: handle.id), enqueued)
     }
 

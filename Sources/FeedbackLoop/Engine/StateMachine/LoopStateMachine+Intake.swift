@@ -102,6 +102,25 @@ extension LoopStateMachine {
         }
     }
 
+    /// ``send(_:from:)`` for a loop that propagates `ServiceContext`: the same rules, for an item
+    /// that carries the event with its context.
+    @inlinable
+    mutating func send(_ item: QueueItem<State, Event>, from handle: EffectHandle?) -> EnqueueAction {
+        if let handle, !handle.isRunning {
+            statistics.eventsDroppedFromCancelledEffects += 1
+            return .dropped(.fromCancelledEffect, firstWarning: false)
+        }
+        switch admit(external: handle == nil) {
+        case .takeRole:
+            return .drain(item)
+        case .append:
+            items.append(item)
+            return .queued
+        case .dropped(let reason, let firstWarning):
+            return .dropped(reason, firstWarning: firstWarning)
+        }
+    }
+
     @usableFromInline
     enum SubmitAction {
         case queued
@@ -112,16 +131,19 @@ extension LoopStateMachine {
     }
 
     @inlinable
-    mutating func submit(_ event: Event, id: UInt64, reply: UnsafeContinuation<State, any Error>) -> SubmitAction {
+    mutating func submit(
+        _ event: Event, id: UInt64, reply: UnsafeContinuation<State, any Error>, cause: EventCause<State>? = nil
+    ) -> SubmitAction {
         guard phase.isRunning else {
             statistics.eventsDroppedAfterStop += 1
             return .stopped
         }
         if externalQueued >= capacity || !parked.isEmpty {
-            parked.append(ParkedSubmit(id: id, event: event, reply: reply))
+            let parkedSubmit = ParkedSubmit(id: id, event: event, reply: reply, cause: cause)
+            parked.append(parkedSubmit)
             return .parked
         }
-        switch enqueue(.submit(event, reply), external: true) {
+        switch enqueue(cause.map { .traced(event, $0) } ?? .submit(event, reply), external: true) {
         case .queued: return .queued
         case .drain(let item): return .drain(item)
         case .dropped(let reason, _):

@@ -14,7 +14,7 @@ extension LoopStateMachine {
                 observersAwaitingTeardown.append(entry)
             case .removeObserver(let id):
                 observersAwaitingTeardown.removeAll { $0.id == id }
-            case .event, .submit, .start:
+            case .event, .submit, .traced, .start:
                 break
             }
         }

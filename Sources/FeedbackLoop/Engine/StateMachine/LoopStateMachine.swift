@@ -88,7 +88,7 @@ extension QueueItem {
     @inlinable
     var isEvent: Bool {
         switch self {
-        case .event, .submit: true
+        case .event, .submit, .traced: true
         case .start, .addObserver, .removeObserver: false
         }
     }
