@@ -110,15 +110,7 @@ extension LoopStateMachine {
             statistics.eventsDroppedFromCancelledEffects += 1
             return .dropped(.fromCancelledEffect, firstWarning: false)
         }
-        switch admit(external: handle == nil) {
-        case .takeRole:
-            return .drain(item)
-        case .append:
-            items.append(item)
-            return .queued
-        case .dropped(let reason, let firstWarning):
-            return .dropped(reason, firstWarning: firstWarning)
-        }
+        return enqueue(item, external: handle == nil)
     }
 
     @usableFromInline
