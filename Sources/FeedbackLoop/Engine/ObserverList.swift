@@ -3,7 +3,7 @@
 ///
 /// A plain array removed from with a scan made N observers joining and leaving cost O(N²)
 /// (`callback` here: 10,000 in 6.5–9.4 s, 30,000 in 93 s; now a million in 3–10 s on every
-/// backend, see BENCHMARKS.md, "Observers joining and leaving"). Here a leaving observer leaves a
+/// backend, see Benchmarks/HISTORY.md, "Observers joining and leaving"). Here a leaving observer leaves a
 /// hole (`nil`) in `entries`, so that nothing moves, and `positions` finds it by id. Holes are
 /// squeezed out once they are more than half of `entries`: that costs O(entries) after at least
 /// half as many removals, so O(1) per removal amortised, and `entries` never holds more than
