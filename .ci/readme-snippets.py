@@ -3,7 +3,7 @@
 
 A block in README.md that follows a marker line
 
-    <!-- snippet: Snippets/TwentyLines.swift -->              (a whole file)
+    <!-- snippet: Examples/Readme/TwentyLines.swift -->      (a whole file)
     <!-- snippet: Tests/FeedbackLoopTestingTests/ReadmeTests.swift#feature -->   (a slice)
 
 must hold exactly that code. A whole file is shown without its `// snippet.hide` …

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// The examples: the articles' features (FeedbackExamples, run by `feedback-examples`), the replay
+// The examples: the README's runnable examples (Readme/), the articles' features (FeedbackExamples, run by `feedback-examples`), the replay
 // check of a durable feature (`feedback-journal`), and the pharmacies example as an HTTP service
 // (`pharmacy-service`: one loop per session under a ServiceGroup, durable sessions on SQLite or
 // PostgreSQL). A package of its own so that Hummingbird, its HTTP stack and swift-argument-parser
@@ -20,6 +20,10 @@ let package = Package(
         .executable(name: "feedback-examples", targets: ["feedback-examples"]),
         .executable(name: "feedback-journal", targets: ["feedback-journal"]),
         .executable(name: "pharmacy-service", targets: ["pharmacy-service"]),
+        .executable(name: "TwentyLines", targets: ["TwentyLines"]),
+        .executable(name: "RecordAndReplay", targets: ["RecordAndReplay"]),
+        .executable(name: "LoopAsAService", targets: ["LoopAsAService"]),
+        .executable(name: "DurableOrders", targets: ["DurableOrders"]),
     ],
     dependencies: [
         .package(name: "FeedbackLoop", path: "../", traits: ["Testing", "Services", "Durable", "Postgres"]),
@@ -42,6 +46,30 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
+        // MARK: The README's examples
+        // Readme/: one file each, shown verbatim in README.md (.ci/readme-snippets.py checks it),
+        // built and run by CI; top-level code, so no `main.swift`.
+        .executableTarget(
+            name: "TwentyLines",
+            dependencies: [.product(name: "FeedbackLoop", package: "FeedbackLoop")],
+            path: "Readme", sources: ["TwentyLines.swift"]
+        ),
+        .executableTarget(
+            name: "RecordAndReplay",
+            dependencies: [.product(name: "FeedbackLoopRecording", package: "FeedbackLoop")],
+            path: "Readme", sources: ["RecordAndReplay.swift"]
+        ),
+        .executableTarget(
+            name: "LoopAsAService",
+            dependencies: [.product(name: "FeedbackLoopServices", package: "FeedbackLoop")],
+            path: "Readme", sources: ["LoopAsAService.swift"]
+        ),
+        .executableTarget(
+            name: "DurableOrders",
+            dependencies: [.product(name: "FeedbackLoopDurable", package: "FeedbackLoop")],
+            path: "Readme", sources: ["DurableOrders.swift"]
+        ),
+
         // MARK: Examples from the articles
         .target(
             name: "FeedbackExamples",
