@@ -22,7 +22,7 @@ let package = Package(
         .executable(name: "pharmacy-service", targets: ["pharmacy-service"]),
     ],
     dependencies: [
-        .package(name: "FeedbackLoop", path: "../", traits: ["Testing", "Services", "Durable", "Postgres"]),
+        .package(name: "FeedbackLoop", path: "../", traits: ["Testing", "Services", "Durable", "Tracing", "Postgres"]),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // The default traits minus swift-configuration support, which this service does not use.
