@@ -34,6 +34,7 @@ let package = Package(
         .library(name: "FeedbackLoopDurable", targets: ["FeedbackLoopDurable"]),
         .library(name: "FeedbackLoopDurableTesting", targets: ["FeedbackLoopDurableTesting"]),
         .library(name: "FeedbackLoopPostgres", targets: ["FeedbackLoopPostgres"]),
+        .library(name: "FeedbackLoopTracing", targets: ["FeedbackLoopTracing"]),
     ],
     traits: [
         .trait(
@@ -41,6 +42,7 @@ let package = Package(
             description: "FeedbackLoopTesting (and, with Durable, FeedbackLoopDurableTesting): swift-clocks, swift-custom-dump, xctest-dynamic-overlay"
         ),
         .trait(name: "Services", description: "FeedbackLoopServices: swift-service-lifecycle, swift-metrics"),
+        .trait(name: "Tracing", description: "FeedbackLoopTracing, spans for reduced events and effects: swift-distributed-tracing's Tracing"),
         .trait(name: "Durable", description: "FeedbackLoopDurable and its SQLite journal: GRDB.swift (Debian's libsqlite3-dev)"),
         .trait(
             name: "Postgres",
@@ -140,8 +142,27 @@ let package = Package(
             name: "FeedbackLoopServicesTests",
             dependencies: [
                 "FeedbackLoopServices",
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // MARK: Spans (trait Tracing). The same package as the core's `Instrumentation`: the trait
+        // adds a product of it, no package.
+        .target(
+            name: "FeedbackLoopTracing",
+            dependencies: [
+                "FeedbackLoop",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ]
+        ),
+        .testTarget(
+            name: "FeedbackLoopTracingTests",
+            dependencies: [
+                "FeedbackLoopTracing", "FeedbackLoop",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
 

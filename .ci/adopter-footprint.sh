@@ -57,6 +57,8 @@ check test-kit   ', traits: ["Testing"]'              'FeedbackLoop FeedbackLoop
     'swift-clocks swift-concurrency-extras swift-custom-dump swift-distributed-tracing swift-log xctest-dynamic-overlay'
 check services   ', traits: ["Services"]'             'FeedbackLoop FeedbackLoopServices' \
     'swift-async-algorithms swift-collections swift-distributed-tracing swift-log swift-metrics swift-service-lifecycle'
+check tracing    ', traits: ["Tracing"]'              'FeedbackLoop FeedbackLoopTracing' \
+    'swift-distributed-tracing swift-log'
 check durable    ', traits: ["Durable"]'              'FeedbackLoop FeedbackLoopDurable' \
     'grdb.swift swift-distributed-tracing swift-log'
 check durable-testing ', traits: ["Durable", "Testing"]' 'FeedbackLoop FeedbackLoopDurable FeedbackLoopDurableTesting' \

@@ -35,7 +35,7 @@ let package = Package(
     dependencies: [
         .package(
             name: "FeedbackLoop", path: "../",
-            traits: ["Testing", "Services", "Durable", .trait(name: "Postgres", condition: .when(traits: ["Postgres"]))]),
+            traits: ["Testing", "Services", "Durable", "Tracing", .trait(name: "Postgres", condition: .when(traits: ["Postgres"]))]),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),

@@ -26,7 +26,7 @@ let package = Package(
         .executable(name: "DurableOrders", targets: ["DurableOrders"]),
     ],
     dependencies: [
-        .package(name: "FeedbackLoop", path: "../", traits: ["Testing", "Services", "Durable", "Postgres"]),
+        .package(name: "FeedbackLoop", path: "../", traits: ["Testing", "Services", "Durable", "Tracing", "Postgres"]),
         .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // The default traits minus swift-configuration support, which this service does not use.
@@ -43,6 +43,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // Durable sessions on PostgreSQL (--journal-postgres).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Traces: the server's request spans (Hummingbird's TracingMiddleware) and its loops' (FeedbackLoopTracing) take
+        // the tracer that pharmacy-service bootstraps with swift-otel, exporting over OTLP/HTTP only (its gRPC
+        // exporter would add grpc-swift to every cold build); the tests use InMemoryTracing.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
@@ -112,6 +117,8 @@ let package = Package(
                 .product(name: "FeedbackLoopServices", package: "FeedbackLoop"),
                 .product(name: "FeedbackLoopDurable", package: "FeedbackLoop"),
                 .product(name: "FeedbackLoopPostgres", package: "FeedbackLoop"),
+                .product(name: "FeedbackLoopTracing", package: "FeedbackLoop"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -132,6 +139,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // The event loops Hummingbird serves on, for --pin-sessions.
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(
@@ -143,6 +152,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
     ],

@@ -7,6 +7,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Tracing
 
 /// The pharmacies example over HTTP: one loop per session, each request an event, each answer
 /// the state right after that event was reduced.
@@ -21,6 +22,12 @@ import ServiceLifecycle
 ///
 /// Every error is JSON with a stable code; see ``APIError``. Session bodies are
 /// ``SessionResponse``.
+///
+/// ## Traces
+/// With ``PharmacySessions/Configuration/tracer`` set, each request is a span (Hummingbird's
+/// `TracingMiddleware`, which also continues a trace the client sent in `traceparent`), and the
+/// session's loop adds a span per event it reduces and per effect under it: one request, one
+/// trace, down to the back-end call an effect makes.
 ///
 /// ## Shutdown
 /// The server is one `Service`. On graceful shutdown the HTTP server stops accepting connections
@@ -164,7 +171,11 @@ public struct PharmacyServer: Service {
         defer { client?.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sessions.run() }
-            group.addTask { try await application.run() }
+            group.addTask {
+                // The request spans are made with the tracer the middleware finds: this one.
+                guard let tracer = sessions.configuration.tracer else { return try await application.run() }
+                try await withTracer(tracer) { try await application.run() }
+            }
             if let durable = sessions.durable {
                 // Said at once, not at the first session's request: the server still starts, and
                 // its /health answers 503 until the journal answers.
@@ -181,6 +192,8 @@ public struct PharmacyServer: Service {
 
     static func router(sessions: PharmacySessions, mapPlaces: [Place], limits: Limits) -> Router<BasicRequestContext> {
         let router = Router()
+        // Outermost, so that a request's span covers the error answer too.
+        if sessions.configuration.tracer != nil { router.middlewares.add(TracingMiddleware()) }
         router.middlewares.add(APIErrorMiddleware())
         router.get("health") { _, _ -> String in
             if let unavailable = await sessions.durable?.health.check() {

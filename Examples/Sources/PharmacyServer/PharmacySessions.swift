@@ -1,9 +1,11 @@
 import FeedbackExamples
 import FeedbackLoop
 import FeedbackLoopServices
+import FeedbackLoopTracing
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Tracing
 
 /// The pharmacies screens of every client: a ``LoopRegistry`` of pharmacies loops keyed by
 /// session id, run as one `Service`.
@@ -50,6 +52,11 @@ public final class PharmacySessions: Service, Sendable {
         /// the process: the first request for it in a new process recovers it from the journal.
         /// `nil`, the default, keeps sessions in memory only.
         public var journal: SessionJournal?
+        /// Where traces go, if anywhere: each request gets a span (``PharmacyServer``), and each
+        /// session's loop a span per event and per effect under it (`LoopTracing`), so that a
+        /// back-end call made by an effect is in the trace of the request that caused it. `nil`,
+        /// the default, makes no span.
+        public var tracer: (any Tracer)?
 
         /// A configuration with these values; only `makeService` has no default.
         public init(
@@ -63,7 +70,8 @@ public final class PharmacySessions: Service, Sendable {
             metrics: LoopMetrics? = nil,
             registryMetrics: LoopRegistryMetrics? = nil,
             logger: Logger = Logger(label: "PharmacySessions"),
-            journal: SessionJournal? = nil
+            journal: SessionJournal? = nil,
+            tracer: (any Tracer)? = nil
         ) {
             self.backend = backend
             self.eventLoops = eventLoops
@@ -76,6 +84,7 @@ public final class PharmacySessions: Service, Sendable {
             self.registryMetrics = registryMetrics
             self.logger = logger
             self.journal = journal
+            self.tracer = tracer
         }
     }
 
@@ -106,6 +115,7 @@ public final class PharmacySessions: Service, Sendable {
                     backend: configuration.backend,
                     configuration: LoopConfiguration(
                         label: "pharmacies", logger: logger,
+                        instruments: configuration.tracer.map { [LoopTracing(tracer: $0)] } ?? [],
                         executor: eventLoops.isEmpty ? nil : eventLoops[Self.slot(of: id, among: eventLoops.count)].executor),
                     instrumentation: configuration.metrics?.instrumentation())
             },

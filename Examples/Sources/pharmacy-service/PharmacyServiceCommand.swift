@@ -4,8 +4,10 @@ import FeedbackLoop
 import FeedbackLoopServices
 import Logging
 import NIOPosix
+import OTel
 import PharmacyServer
 import ServiceLifecycle
+import Tracing
 
 /// `pharmacy-service`: the pharmacies example as an HTTP server on 127.0.0.1.
 ///
@@ -23,6 +25,11 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
             period at most. If cancelled effects or requests still hold it \(Self.shutdownMargin) \
             seconds after that, the remaining work is cancelled, and \(Self.shutdownMargin) seconds \
             later still the process ends with a crash report rather than hang.
+
+            Traces: with any of \(Self.tracingVariables.joined(separator: ", ")) set, each request \
+            is traced (its span, the session loop's reduce and effect spans, the back-end call) and \
+            exported with OpenTelemetry's OTLP/HTTP exporter, configured by the usual OTEL_* \
+            variables (OTEL_SERVICE_NAME defaults to pharmacy-service). With none set, no span is made.
             """)
 
     @Option(parsing: .unconditional, help: "The port on 127.0.0.1; 0 picks a free one. Default: $PHARMACY_SERVICE_PORT, else 8080.")
@@ -157,8 +164,27 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
         .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
+    /// The variables that turn tracing on; OpenTelemetry's exporter reads every `OTEL_*` one.
+    static let tracingVariables = [
+        "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER", "OTEL_SERVICE_NAME",
+    ]
+
+    /// swift-otel's tracer, bootstrapped as the process's, and the service that exports its spans
+    /// (to run beside the server, so that it flushes on shutdown); `nil` when no tracing variable
+    /// is set. Logs and metrics stay where they are: only traces go to OpenTelemetry.
+    static func bootstrapTracing() throws -> (tracer: any Tracer, exporter: any Service)? {
+        guard tracingVariables.contains(where: { Environment.value($0) != nil }) else { return nil }
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = "pharmacy-service"
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        let exporter = try OTel.bootstrap(configuration: configuration)
+        return (InstrumentationSystem.tracer, exporter)
+    }
+
     func run() async throws {
         let logger = Logger(label: "pharmacy-service")
+        let tracing = try Self.bootstrapTracing()
         let latency = Duration.milliseconds(latencyMs)
         let fileLimit = Self.raiseOpenFileLimit()
         let connections = maximumConnections ?? min(4096, max(1, fileLimit - Self.reservedFiles))
@@ -199,7 +225,8 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
                     metrics: LoopMetrics(label: "pharmacies"),
                     registryMetrics: LoopRegistryMetrics(label: "pharmacy_sessions"),
                     logger: logger,
-                    journal: sessionJournal),
+                    journal: sessionJournal,
+                    tracer: tracing?.tracer),
                 limits: .init(
                     maximumConnections: connections,
                     excessConnections: excess,
@@ -211,8 +238,10 @@ struct PharmacyServiceCommand: AsyncParsableCommand {
                 print("listening on http://\(PharmacyServer.host):\(port)")
                 fflush(nil)  // every stream; avoids touching the `stdout` global
             })
-        var group = ServiceGroupConfiguration(
-            services: [server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // The exporter first: a group shuts its services down in reverse order, so the server's
+        // last spans are exported before it stops.
+        let services: [any Service] = (tracing.map { [$0.exporter] } ?? []) + [server]
+        var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         // The backstop for effects or requests that ignore cancellation: the shutdown itself is
         // bounded by the grace period (see PharmacyServer).
         group.maximumGracefulShutdownDuration = grace + .seconds(Self.shutdownMargin)

@@ -19,6 +19,21 @@ public protocol LoopInstrument: Sendable {
     func instrumentation<State: Sendable, Event: Sendable>(
         state: State.Type, event: Event.Type
     ) -> LoopInstrumentation<State, Event>
+
+    /// The hooks for one loop whose ``LoopConfiguration/label`` is `label`, called once when
+    /// the loop is made. ``Loop`` calls this one; by default it is
+    /// ``instrumentation(state:event:)``, for instruments that do not name the loop.
+    func instrumentation<State: Sendable, Event: Sendable>(
+        state: State.Type, event: Event.Type, label: String
+    ) -> LoopInstrumentation<State, Event>
+}
+
+extension LoopInstrument {
+    public func instrumentation<State: Sendable, Event: Sendable>(
+        state: State.Type, event: Event.Type, label: String
+    ) -> LoopInstrumentation<State, Event> {
+        instrumentation(state: state, event: event)
+    }
 }
 
 extension LoopConfiguration {
@@ -44,14 +59,17 @@ extension LoopConfiguration {
             all.append(.verboseLogging(logger, label: label))
         }
         for instrument in instruments {
-            all.append(instrument.instrumentation(state: State.self, event: Event.self))
+            all.append(instrument.instrumentation(state: State.self, event: Event.self, label: label))
         }
         if let instrumentation { all.append(instrumentation) }
+        var combined: LoopInstrumentation<State, Event>
         switch all.count {
         case 0: return nil
-        case 1: return all[0].labelingEffects(of: feedbacks)
-        default: return LoopInstrumentation.combining(all).labelingEffects(of: feedbacks)
+        case 1: combined = all[0].labelingEffects(of: feedbacks)
+        default: combined = LoopInstrumentation.combining(all).labelingEffects(of: feedbacks)
         }
+        combined.contexts = combined.contexts?.labelling(feedbacks.map(\.label))
+        return combined
     }
 }
 

@@ -11,24 +11,35 @@ public struct LoopInstrumentation<State: Sendable, Event: Sendable>: Sendable {
     public var onTransition: (@Sendable (_ before: State, _ event: Event, _ after: State) -> Void)?
     /// Sees each effect start, finish, fail or get cancelled.
     public var onEffect: (@Sendable (_ event: EffectLifecycleEvent) -> Void)?
-    /// Sees each event the loop did not reduce, with the reason.
+    /// Sees each event the loop did not reduce, with the reason. In a loop that propagates
+    /// `ServiceContext` (see ``ServiceContextPropagation``), it runs with the dropped event's
+    /// context as `ServiceContext.current`, whichever thread reports the drop, so that an
+    /// instrument can file the drop under the request that sent the event; one exception: an
+    /// event discarded at stop (``DropReason/discardedAtStop``) is reported in the context of
+    /// the caller of ``Loop/stop()``.
     public var onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)?
     /// Sees each event of a child feature (see `ChildScope`, `KeyedChildScope`) that reached no
     /// child because that child no longer existed, described as text, once per event counted in
     /// ``LoopStatistics/eventsOrphaned``. The parent's event itself was reduced, and
     /// ``onTransition`` saw it.
     public var onOrphan: (@Sendable (_ childEvent: String) -> Void)?
+    /// Gives the loop's steps and effects contexts of their own, for a tracer's spans; see
+    /// ``LoopContextHooks``. A loop whose instrumentation has them propagates `ServiceContext`
+    /// unless its configuration says ``ServiceContextPropagation/disabled``, which turns them off.
+    public var contexts: LoopContextHooks<Event>?
 
     public init(
         onTransition: (@Sendable (_ before: State, _ event: Event, _ after: State) -> Void)? = nil,
         onEffect: (@Sendable (_ event: EffectLifecycleEvent) -> Void)? = nil,
         onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)? = nil,
-        onOrphan: (@Sendable (_ childEvent: String) -> Void)? = nil
+        onOrphan: (@Sendable (_ childEvent: String) -> Void)? = nil,
+        contexts: LoopContextHooks<Event>? = nil
     ) {
         self.onTransition = onTransition
         self.onEffect = onEffect
         self.onDrop = onDrop
         self.onOrphan = onOrphan
+        self.contexts = contexts
     }
 
     /// One instrumentation that calls each of `instrumentations` in turn.
@@ -37,7 +48,7 @@ public struct LoopInstrumentation<State: Sendable, Event: Sendable>: Sendable {
         let effects = instrumentations.compactMap(\.onEffect)
         let drops = instrumentations.compactMap(\.onDrop)
         let orphans = instrumentations.compactMap(\.onOrphan)
-        var combined = LoopInstrumentation()
+        var combined = LoopInstrumentation(contexts: .combining(instrumentations.compactMap(\.contexts)))
         if !transitions.isEmpty {
             combined.onTransition = { before, event, after in
                 for hook in transitions { hook(before, event, after) }

@@ -15,23 +15,27 @@ import Instrumentation
 /// nothing for it on the send path.
 public enum ServiceContextPropagation: Sendable, Hashable {
     /// Propagate when an instrument or tracer is bootstrapped (`InstrumentationSystem.instrument`
-    /// is not the no-op one) at the time the loop is created. A loop created before
-    /// `InstrumentationSystem.bootstrap(_:)` does not propagate.
+    /// is not the no-op one) at the time the loop is created, or when the loop's instrumentation
+    /// gives its steps and effects contexts of their own (``LoopInstrumentation/contexts``, as
+    /// `LoopTracing` does). A loop created before `InstrumentationSystem.bootstrap(_:)`, without
+    /// such an instrument, does not propagate.
     case automatic
     /// Always propagate, with or without an instrument (tests, or a context used for more than
     /// tracing, such as a request id).
     case enabled
     /// Never propagate. Effects then see the task-locals of whichever task starts them, which
-    /// the backends do not promise (see ``Backend``).
+    /// the backends do not promise (see ``Backend``); an instrument's
+    /// ``LoopInstrumentation/contexts`` are not used.
     case disabled
 
-    /// Whether a loop created now propagates.
+    /// Whether a loop created now propagates; `givesContexts` when its instrumentation has
+    /// ``LoopInstrumentation/contexts``.
     @usableFromInline
-    var isOn: Bool {
+    func isOn(givesContexts: Bool) -> Bool {
         switch self {
         case .enabled: true
         case .disabled: false
-        case .automatic: !(InstrumentationSystem.instrument is NoOpInstrument)
+        case .automatic: givesContexts || !(InstrumentationSystem.instrument is NoOpInstrument)
         }
     }
 }

@@ -18,8 +18,9 @@ final class EffectHandle: Sendable {
     /// The life of the child feature that started it, for an effect of a child lifted into a
     /// parent (see ``ChildLife``); `nil` for the loop's own feedbacks.
     @usableFromInline let life: ChildLife?
-    /// The context of the event whose step started the effect, in a loop that propagates
-    /// `ServiceContext` (see ``ServiceContextPropagation``); `nil` otherwise.
+    /// The context the effect runs in, in a loop that propagates `ServiceContext` (see
+    /// ``ServiceContextPropagation``): that of the step that started it, or the one the
+    /// instrumentation derived from it (``LoopContextHooks/effect``); `nil` otherwise.
     @usableFromInline let context: ServiceContext?
 
     @usableFromInline static var running: UInt8 { 0 }

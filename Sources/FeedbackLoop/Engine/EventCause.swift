@@ -58,7 +58,28 @@ extension LoopEngine {
         let context: ServiceContext? = if let handle { Self.context(of: handle) } else { ServiceContext.current }
         let item = QueueItem<State, Event>.traced(event, EventCause(context: context, handle: handle, reply: nil))
         let action = lock.withLock { $0.send(item, from: handle) }
-        perform(action, event: event)
+        perform(action, event: event, in: context)
+    }
+
+    /// ``perform(_:event:)`` for an event of a loop that propagates: a drop is reported in the
+    /// event's context, where `onDrop` finds it as `ServiceContext.current` (the sender's own
+    /// task-locals may be another's: a `.callback` effect's sink is called from any thread).
+    @inlinable
+    func perform(_ action: LoopStateMachine<State, Event>.EnqueueAction, event: Event?, in context: ServiceContext?) {
+        guard case .dropped = action else {
+            perform(action, event: event)
+            return
+        }
+        ServiceContext.$current.withValue(context) { perform(action, event: event) }
+    }
+
+    /// Events an effect of a loop that propagates sent after stop, reported in `context`.
+    @inlinable
+    @inline(never)
+    func reportDropped(_ events: [Event], in context: ServiceContext?) {
+        ServiceContext.$current.withValue(context) {
+            for event in events { reportDrop(event, reason: .afterStop, firstWarning: false) }
+        }
     }
 
     /// A `.run` effect's body, run in its cause's context. `nil` binds no context: an effect whose

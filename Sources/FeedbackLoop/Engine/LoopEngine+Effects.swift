@@ -26,7 +26,9 @@ extension LoopEngine {
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
             return nil
         case .run(let priority, let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: true, life: life, context: cause?.context)
+            let id = nextID()
+            let context = cause == nil ? nil : contextOfEffect(id, feedback: feedback)
+            let handle = EffectHandle(id: id, feedback: feedback, isTask: true, life: life, context: context)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let marker = EffectMarker(loop: ObjectIdentifier(self), effect: handle.id)
@@ -36,7 +38,9 @@ extension LoopEngine {
             _ = unkept  // released here, after the lock
             return handle
         case .callback(let body):
-            let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life, context: cause?.context)
+            let id = nextID()
+            let context = cause == nil ? nil : contextOfEffect(id, feedback: feedback)
+            let handle = EffectHandle(id: id, feedback: feedback, isTask: false, life: life, context: context)
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
             let sink = Sink(receiver: self, handle: handle)
             let cancellation = cause == nil ? body(sink) : Self.start(body, sink, in: handle.context)
@@ -59,8 +63,18 @@ extension LoopEngine {
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started))
         let carried = EventCause<State>(context: context, handle: nil, reply: nil)
         let dropped = lock.withLock { $0.sendEffect(events, cause: carried) }
-        for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
+        if !dropped.isEmpty { reportDropped(dropped, in: context) }
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .finished))
+    }
+
+    /// The context a `.run` or `.callback` effect of a loop that propagates runs in: the cause's,
+    /// or the one the instrumentation's ``LoopContextHooks/effect`` derives from it.
+    @inlinable
+    @inline(never)
+    func contextOfEffect(_ id: UInt64, feedback: Int) -> ServiceContext? {
+        let cause = self.cause?.context
+        guard let effect = instrumentation?.hooks.contexts?.effect else { return cause }
+        return effect(EffectLifecycleEvent(effect: id, feedback: feedback, kind: .started), cause)
     }
 
     /// A `.callback` effect's start, in its cause's context.
@@ -78,14 +92,14 @@ extension LoopEngine {
         let handle = EffectHandle(id: nextID(), feedback: feedback, isTask: false, life: life, context: cause?.context)
         _ = handle.markFinished()
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .started))
-        let dropped: [Event]
         if cause != nil {
             let carried = EventCause<State>(context: handle.context, handle: handle, reply: nil)
-            dropped = lock.withLock { $0.sendEffect(events, cause: carried) }
+            let dropped = lock.withLock { $0.sendEffect(events, cause: carried) }
+            if !dropped.isEmpty { reportDropped(dropped, in: handle.context) }
         } else {
-            dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+            let dropped = lock.withLock { $0.sendEffect(events, from: handle) }
+            for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
         }
-        for event in dropped { reportDrop(event, reason: .afterStop, firstWarning: false) }
         instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: feedback, kind: .finished))
     }
 
@@ -110,6 +124,9 @@ extension LoopEngine {
         // Report before the registry forgets the effect: once it does, `waitUntilIdle` and `stop`
         // may return, and whoever waited must find the end already reported.
         if let outcome {
+            if let error, let effectFailed = instrumentation?.hooks.contexts?.effectFailed {
+                effectFailed(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome), error)
+            }
             instrumentation?.hooks.onEffect?(EffectLifecycleEvent(effect: handle.id, feedback: handle.feedback, kind: outcome))
         }
         if ranToEnd, let error { configuration.reportEffectFailure(error, feedback: handle.feedback) }
@@ -135,6 +152,10 @@ extension LoopEngine {
         }
         var (followup, enqueued) = lock.withLock { $0.finished(handle, sending: item) }
         followup.perform()
-        perform(enqueued, event: event)
+        if cause != nil {
+            perform(enqueued, event: event, in: Self.context(of: handle))
+        } else {
+            perform(enqueued, event: event)
+        }
     }
 }

@@ -41,7 +41,7 @@ final class LoopEngine<State: Sendable, Event: Sendable>: EventReceiver, Sendabl
         // `LoopConfiguration` is a single reference.
         let driver = Driver(
             backend, owner: StateOwner(initial: initial, reduce: reduce, feedbacks: feedbacks), configuration: configuration)
-        let cause = configuration.serviceContext.isOn ? CurrentCause() : nil
+        let cause = configuration.serviceContext.isOn(givesContexts: instrumentation?.contexts != nil) ? CurrentCause() : nil
         self.lock = InlineLock(LoopStateMachine<State, Event>(initial: initial, capacity: configuration.capacity.limit))
         self.configuration = configuration
         self.instrumentation = instrumentation.map(InstrumentationHooks.init)

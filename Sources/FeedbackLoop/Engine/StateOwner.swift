@@ -1,3 +1,4 @@
+import Instrumentation
 import Synchronization
 
 /// What a feedback becomes inside a running loop: called with every state, in order, and the
@@ -71,11 +72,26 @@ final class StateOwner<State: Sendable, Event: Sendable> {
     @inlinable
     @inline(never)
     func processTraced(_ event: Event, _ cause: EventCause<State>, engine: LoopEngine<State, Event>) {
-        engine.cause?.context = cause.context
+        if let handle = cause.handle, handle.isSilenced {
+            // Reported in the event's context, as every drop of a loop that propagates.
+            ServiceContext.$current.withValue(cause.context) { dropSilenced(event, engine: engine) }
+            return
+        }
+        guard let step = engine.instrumentation?.hooks.contexts?.step else {
+            stepTraced(event, cause, in: cause.context, engine: engine)
+            return
+        }
+        step(event, cause.context) { context in stepTraced(event, cause, in: context, engine: engine) }
+    }
+
+    /// A step of a loop that propagates, whose effects take `context` as their cause.
+    @inlinable
+    func stepTraced(_ event: Event, _ cause: EventCause<State>, in context: ServiceContext?, engine: LoopEngine<State, Event>) {
+        engine.cause?.context = context
         if let reply = cause.reply {
             answer(event, reply, engine: engine)
         } else {
-            receive(event, from: cause.handle, engine: engine)
+            step(event, engine: engine)
         }
     }
 
