@@ -152,6 +152,8 @@ let package = Package(
             dependencies: [
                 "FeedbackLoop",
                 .product(name: "Logging", package: "swift-log"),
+                // ServiceContext, carried from a sender through the journal into the loop.
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Durable"])),
             ]
         ),

@@ -1,6 +1,7 @@
 #if Durable
 import FeedbackLoop
 import Foundation
+import Instrumentation
 import Logging
 
 /// The inner loop's state: the feature's state and the sequence number of the last journaled
@@ -18,7 +19,9 @@ struct Applied<State: Sendable>: Sendable {
 /// later whether that effect may still change state (see ``Journaler``).
 enum Envelope<Event: Sendable>: Sendable {
     case committed(Event, sequence: UInt64)
-    case proposed(Event, liveness: EffectLiveness)
+    /// `context`: the effect's, when the loop propagates `ServiceContext`, so that the event
+    /// keeps it through the journal (see ``Journaler/propagates``).
+    case proposed(Event, liveness: EffectLiveness, context: ServiceContext?)
 }
 
 /// The durable intake every event passes through — external sends and effects' events alike —
@@ -43,6 +46,9 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         var waiter: CheckedContinuation<State, any Error>?
         /// For an effect's event: whether that effect may still change state.
         var proposal: EffectLiveness?
+        /// The sender's `ServiceContext` (an effect's, for its events), kept only when the loop
+        /// propagates: the event carries it into the inner loop once journaled.
+        var context: ServiceContext?
     }
 
     /// What the committer waits for.
@@ -124,6 +130,10 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     let epoch: UInt64
     let reduce: @Sendable (inout State, Event) -> Void
     let configuration: DurableConfiguration
+    /// Whether the inner loop propagates `ServiceContext` (``LoopConfiguration/serviceContext``,
+    /// decided once): then each event keeps its sender's context through the journal write, and
+    /// the effects it causes run in it, as in a plain `Loop`.
+    let propagates: Bool
     let guarded: Lock<Guarded>
     // JSONEncoder is thread-safe (swift-foundation declares it Sendable; its options are locked).
     let encoder = JSONEncoder()
@@ -131,7 +141,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     init(
         loopID: String, journal: any EventJournal, epoch: UInt64,
         reduce: @escaping @Sendable (inout State, Event) -> Void, configuration: DurableConfiguration,
-        recovered: Applied<State>
+        propagates: Bool, recovered: Applied<State>
     ) {
         self.guarded = Lock(Guarded(latest: recovered))
         self.loopID = loopID
@@ -139,6 +149,12 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         self.epoch = epoch
         self.reduce = reduce
         self.configuration = configuration
+        self.propagates = propagates
+    }
+
+    /// The context an event sent now keeps through the journal, when the loop propagates.
+    var senderContext: ServiceContext? {
+        propagates ? ServiceContext.current : nil
     }
 
     func encode(_ event: Event) throws(DurableLoopError) -> [UInt8] {
@@ -167,7 +183,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// An effect's event, accepted by the inner loop: journal it once the events ahead of it are
     /// reduced, unless its effect is cancelled meanwhile (`liveness`).
-    func propose(_ event: Event, liveness: EffectLiveness) {
+    func propose(_ event: Event, liveness: EffectLiveness, context: ServiceContext?) {
         let payload: [UInt8]
         do {
             payload = try encode(event)
@@ -175,7 +191,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             configuration.logger.error("\(error); an effect's event was dropped")
             return
         }
-        _ = enqueue(Pending(event: event, payload: payload, waiter: nil, proposal: liveness))
+        _ = enqueue(Pending(event: event, payload: payload, waiter: nil, proposal: liveness, context: context))
     }
 
     /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`, and
@@ -300,7 +316,14 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 }
             }
             for (offset, pending) in batch.enumerated() {
-                loop.send(.committed(pending.event, sequence: head + UInt64(offset) + 1))
+                let committed = Envelope.committed(pending.event, sequence: head + UInt64(offset) + 1)
+                if propagates {
+                    // The event's own sender's context, or none: never the context of whoever
+                    // created this loop, which the committer task inherited.
+                    ServiceContext.$current.withValue(pending.context) { loop.send(committed) }
+                } else {
+                    loop.send(committed)
+                }
             }
             head = last
         }
