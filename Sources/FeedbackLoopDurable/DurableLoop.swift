@@ -1,6 +1,7 @@
 #if Durable
 import FeedbackLoop
 import Foundation
+import Instrumentation
 import Logging
 
 /// A `Loop` whose events are journaled before they act, and that recovers from its
@@ -115,14 +116,13 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
 
         let journaler = Journaler<State, Event>(
             loopID: id, journal: journal, epoch: epoch, reduce: reduce, configuration: configuration,
-            propagates: loopConfiguration.serviceContext.isOn,
             recovered: Applied(state: recovered.state, sequence: recovered.sequence))
         let context = DurableContext(loopID: id, epoch: epoch)
         let scope = ChildScope(
             state: StatePath(\Applied<State>.state),
             event: EventPath<Envelope<Event>, Event>(
                 // Read in the effect: a `.run` body runs in its cause's context.
-                embedFromEffect: { .proposed($0, liveness: $1, context: journaler.senderContext) },
+                embedFromEffect: { .proposed($0, liveness: $1, context: ServiceContext.current) },
                 extract: { if case .committed(let event, _) = $0 { event } else { nil } }))
         let loop = Loop<Applied<State>, Envelope<Event>>(
             initial: Applied(state: recovered.state, sequence: recovered.sequence),
@@ -175,7 +175,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     public func send(_ event: Event) throws(DurableLoopError) {
         let payload = try journaler.encode(event)
         let pending = Journaler<State, Event>.Pending(
-            event: event, payload: payload, waiter: nil, context: journaler.senderContext)
+            event: event, payload: payload, waiter: nil, context: ServiceContext.current)
         if let refused = journaler.enqueue(pending) { throw refused }
     }
 
@@ -191,7 +191,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
         let payload = try journaler.encode(event)
-        let context = journaler.senderContext
+        let context = ServiceContext.current
         return try await withCheckedThrowingContinuation { continuation in
             let pending = Journaler<State, Event>.Pending(
                 event: event, payload: payload, waiter: continuation, context: context)

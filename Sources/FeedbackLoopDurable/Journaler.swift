@@ -19,8 +19,8 @@ struct Applied<State: Sendable>: Sendable {
 /// later whether that effect may still change state (see ``Journaler``).
 enum Envelope<Event: Sendable>: Sendable {
     case committed(Event, sequence: UInt64)
-    /// `context`: the effect's, when the loop propagates `ServiceContext`, so that the event
-    /// keeps it through the journal (see ``Journaler/propagates``).
+    /// `context`: the effect's, so that the event keeps it through the journal (see
+    /// ``Journaler/Pending/context``).
     case proposed(Event, liveness: EffectLiveness, context: ServiceContext?)
 }
 
@@ -46,8 +46,9 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         var waiter: CheckedContinuation<State, any Error>?
         /// For an effect's event: whether that effect may still change state.
         var proposal: EffectLiveness?
-        /// The sender's `ServiceContext` (an effect's, for its events), kept only when the loop
-        /// propagates: the event carries it into the inner loop once journaled.
+        /// The sender's `ServiceContext` (an effect's, for its events): the event carries it into
+        /// the inner loop once journaled, if that loop propagates contexts. (Read on every send:
+        /// a task-local read, beside the encoding and the journal write each event pays.)
         var context: ServiceContext?
     }
 
@@ -130,10 +131,6 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     let epoch: UInt64
     let reduce: @Sendable (inout State, Event) -> Void
     let configuration: DurableConfiguration
-    /// Whether the inner loop propagates `ServiceContext` (``LoopConfiguration/serviceContext``,
-    /// decided once): then each event keeps its sender's context through the journal write, and
-    /// the effects it causes run in it, as in a plain `Loop`.
-    let propagates: Bool
     let guarded: Lock<Guarded>
     // JSONEncoder is thread-safe (swift-foundation declares it Sendable; its options are locked).
     let encoder = JSONEncoder()
@@ -141,7 +138,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     init(
         loopID: String, journal: any EventJournal, epoch: UInt64,
         reduce: @escaping @Sendable (inout State, Event) -> Void, configuration: DurableConfiguration,
-        propagates: Bool, recovered: Applied<State>
+        recovered: Applied<State>
     ) {
         self.guarded = Lock(Guarded(latest: recovered))
         self.loopID = loopID
@@ -149,12 +146,6 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         self.epoch = epoch
         self.reduce = reduce
         self.configuration = configuration
-        self.propagates = propagates
-    }
-
-    /// The context an event sent now keeps through the journal, when the loop propagates.
-    var senderContext: ServiceContext? {
-        propagates ? ServiceContext.current : nil
     }
 
     func encode(_ event: Event) throws(DurableLoopError) -> [UInt8] {
@@ -271,10 +262,12 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// The committer: journal a batch (with a snapshot when it reaches the interval), then hand
     /// its events to the inner loop in order. Ends when stopping, or at the first failed append,
-    /// which stops the loop: a loop that cannot journal must not act.
+    /// which stops the loop: a loop that cannot journal must not act. When the inner loop
+    /// propagates `ServiceContext`, each event reaches it in its sender's context.
     func commit(
         into loop: Loop<Applied<State>, Envelope<Event>>, recovered: State, head: UInt64
     ) async {
+        let propagates = loop.propagatesServiceContext
         var head = head
         // The state as of the journal's head, for snapshots; kept only when they are written.
         var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered

@@ -25,10 +25,9 @@ public enum ServiceContextPropagation: Sendable, Hashable {
     /// the backends do not promise (see ``Backend``).
     case disabled
 
-    /// Whether a loop created now propagates (package-visible: a durable loop decides with it
-    /// whether to carry its senders' contexts through its journal).
+    /// Whether a loop created now propagates.
     @usableFromInline
-    package var isOn: Bool {
+    var isOn: Bool {
         switch self {
         case .enabled: true
         case .disabled: false
