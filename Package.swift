@@ -188,6 +188,8 @@ let package = Package(
             dependencies: [
                 "FeedbackLoopDurable",
                 .product(name: "Logging", package: "swift-log"),
+                // The inbox carries a sender's ServiceContext through the instrument's headers.
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
             ]
@@ -197,6 +199,7 @@ let package = Package(
             name: "FeedbackLoopPostgresTests",
             dependencies: [
                 "FeedbackLoopPostgres", "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
