@@ -173,6 +173,8 @@ let package = Package(
             dependencies: [
                 "FeedbackLoop",
                 .product(name: "Logging", package: "swift-log"),
+                // ServiceContext, carried from a sender through the journal into the loop.
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Durable"])),
             ]
         ),
@@ -207,6 +209,8 @@ let package = Package(
             dependencies: [
                 "FeedbackLoopDurable",
                 .product(name: "Logging", package: "swift-log"),
+                // The inbox carries a sender's ServiceContext through the instrument's headers.
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
             ]
@@ -216,6 +220,7 @@ let package = Package(
             name: "FeedbackLoopPostgresTests",
             dependencies: [
                 "FeedbackLoopPostgres", "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),

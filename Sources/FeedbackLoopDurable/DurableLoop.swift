@@ -1,6 +1,7 @@
 #if Durable
 import FeedbackLoop
 import Foundation
+import Instrumentation
 import Logging
 
 /// A `Loop` whose events are journaled before they act, and that recovers from its
@@ -120,7 +121,8 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         let scope = ChildScope(
             state: StatePath(\Applied<State>.state),
             event: EventPath<Envelope<Event>, Event>(
-                embedFromEffect: { .proposed($0, liveness: $1) },
+                // Read in the effect: a `.run` body runs in its cause's context.
+                embedFromEffect: { .proposed($0, liveness: $1, context: ServiceContext.current) },
                 extract: { if case .committed(let event, _) = $0 { event } else { nil } }))
         let loop = Loop<Applied<State>, Envelope<Event>>(
             initial: Applied(state: recovered.state, sequence: recovered.sequence),
@@ -132,7 +134,9 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
             feedbacks: [
                 scope.feedback(feedbacks(context)),
                 .custom { _, envelope in
-                    if case .proposed(let event, let liveness)? = envelope { journaler.propose(event, liveness: liveness) }
+                    if case .proposed(let event, let liveness, let context)? = envelope {
+                        journaler.propose(event, liveness: liveness, context: context)
+                    }
                     return .none
                 },
             ],
@@ -159,11 +163,20 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     /// returned. An event that was queued but not yet in a transaction when the loop stopped is
     /// discarded.
     ///
+    /// When the loop propagates `ServiceContext` (`loopConfiguration.serviceContext`, see
+    /// `ServiceContextPropagation`), the caller's context travels with the event through the
+    /// journal write, and the effects the event causes run in it, as in a plain `Loop`; so do the
+    /// events those effects send (read in the effect's task: a `.callback` effect's sink called
+    /// from another thread gives its event that thread's context). The context is not journaled:
+    /// a recovered loop reduces recovered events in none.
+    ///
     /// - Throws: ``DurableLoopError/stopped(loop:)`` once the loop is stopping;
     ///   ``DurableLoopError/unencodableEvent(loop:reason:)`` when `event` cannot be encoded.
     public func send(_ event: Event) throws(DurableLoopError) {
         let payload = try journaler.encode(event)
-        if let refused = journaler.enqueue(.init(event: event, payload: payload, waiter: nil)) { throw refused }
+        let pending = Journaler<State, Event>.Pending(
+            event: event, payload: payload, waiter: nil, context: ServiceContext.current)
+        if let refused = journaler.enqueue(pending) { throw refused }
     }
 
     /// Journals `event`, reduces it, and returns the state right after the reducer ran on it.
@@ -178,8 +191,11 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
         let payload = try journaler.encode(event)
+        let context = ServiceContext.current
         return try await withCheckedThrowingContinuation { continuation in
-            if let refused = journaler.enqueue(.init(event: event, payload: payload, waiter: continuation)) {
+            let pending = Journaler<State, Event>.Pending(
+                event: event, payload: payload, waiter: continuation, context: context)
+            if let refused = journaler.enqueue(pending) {
                 continuation.resume(throwing: refused)
             }
         }

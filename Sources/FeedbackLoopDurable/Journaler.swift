@@ -1,6 +1,7 @@
 #if Durable
 import FeedbackLoop
 import Foundation
+import Instrumentation
 import Logging
 
 /// The inner loop's state: the feature's state and the sequence number of the last journaled
@@ -18,7 +19,9 @@ struct Applied<State: Sendable>: Sendable {
 /// later whether that effect may still change state (see ``Journaler``).
 enum Envelope<Event: Sendable>: Sendable {
     case committed(Event, sequence: UInt64)
-    case proposed(Event, liveness: EffectLiveness)
+    /// `context`: the effect's, so that the event keeps it through the journal (see
+    /// ``Journaler/Pending/context``).
+    case proposed(Event, liveness: EffectLiveness, context: ServiceContext?)
 }
 
 /// The durable intake every event passes through — external sends and effects' events alike —
@@ -43,6 +46,10 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         var waiter: CheckedContinuation<State, any Error>?
         /// For an effect's event: whether that effect may still change state.
         var proposal: EffectLiveness?
+        /// The sender's `ServiceContext` (an effect's, for its events): the event carries it into
+        /// the inner loop once journaled, if that loop propagates contexts. (Read on every send:
+        /// a task-local read, beside the encoding and the journal write each event pays.)
+        var context: ServiceContext?
     }
 
     /// What the committer waits for.
@@ -167,7 +174,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// An effect's event, accepted by the inner loop: journal it once the events ahead of it are
     /// reduced, unless its effect is cancelled meanwhile (`liveness`).
-    func propose(_ event: Event, liveness: EffectLiveness) {
+    func propose(_ event: Event, liveness: EffectLiveness, context: ServiceContext?) {
         let payload: [UInt8]
         do {
             payload = try encode(event)
@@ -175,7 +182,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             configuration.logger.error("\(error); an effect's event was dropped")
             return
         }
-        _ = enqueue(Pending(event: event, payload: payload, waiter: nil, proposal: liveness))
+        _ = enqueue(Pending(event: event, payload: payload, waiter: nil, proposal: liveness, context: context))
     }
 
     /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`, and
@@ -255,10 +262,12 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// The committer: journal a batch (with a snapshot when it reaches the interval), then hand
     /// its events to the inner loop in order. Ends when stopping, or at the first failed append,
-    /// which stops the loop: a loop that cannot journal must not act.
+    /// which stops the loop: a loop that cannot journal must not act. When the inner loop
+    /// propagates `ServiceContext`, each event reaches it in its sender's context.
     func commit(
         into loop: Loop<Applied<State>, Envelope<Event>>, recovered: State, head: UInt64
     ) async {
+        let propagates = loop.propagatesServiceContext
         var head = head
         // The state as of the journal's head, for snapshots; kept only when they are written.
         var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered
@@ -300,7 +309,14 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 }
             }
             for (offset, pending) in batch.enumerated() {
-                loop.send(.committed(pending.event, sequence: head + UInt64(offset) + 1))
+                let committed = Envelope.committed(pending.event, sequence: head + UInt64(offset) + 1)
+                if propagates {
+                    // The event's own sender's context, or none: never the context of whoever
+                    // created this loop, which the committer task inherited.
+                    ServiceContext.$current.withValue(pending.context) { loop.send(committed) }
+                } else {
+                    loop.send(committed)
+                }
             }
             head = last
         }

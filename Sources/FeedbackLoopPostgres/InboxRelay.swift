@@ -1,6 +1,7 @@
 #if Postgres
 import FeedbackLoopDurable
 import Foundation
+import Instrumentation
 import Logging
 import PostgresNIO
 import ServiceLifecycle
@@ -15,6 +16,12 @@ import ServiceLifecycle
 /// at least once (an entry journaled just before a crash is journaled again by the next owner).
 /// An entry that cannot be decoded is logged at error level and deleted. The relay ends when
 /// the loop stops, on graceful shutdown and on cancellation.
+///
+/// Each event is sent in its sender's `ServiceContext`, as ``PostgresJournal/deliver(_:to:schemaVersion:)``
+/// stored it (see the journal's Inbox section), or in none: so, when the loop propagates
+/// contexts (`LoopConfiguration.serviceContext`), the effects it causes here belong to the
+/// sender's trace. Headers another tool garbled are logged at warning level; the event is
+/// relayed all the same.
 public struct InboxRelay<State: Codable & Sendable, Event: Codable & Sendable>: Service {
     let loop: DurableLoop<State, Event>
     let journal: PostgresJournal
@@ -68,11 +75,19 @@ public struct InboxRelay<State: Codable & Sendable, Event: Codable & Sendable>: 
             while loop.isRunning {
                 let entries = try await journal.inbox(loop: loop.id, limit: 100)
                 if entries.isEmpty { return }
-                for (id, record) in entries {
+                for (id, record, headers) in entries {
                     let decoder = JSONDecoder()
                     decoder.userInfo[.durableSchemaVersion] = record.schemaVersion
                     if let event = try? decoder.decode(Event.self, from: Data(record.payload)) {
-                        try await loop.sendAndWait(event)
+                        var context: ServiceContext?
+                        switch journal.context(fromInbox: headers) {
+                        case .none: context = nil
+                        case .context(let extracted): context = extracted
+                        case .unreadable(let found):
+                            journal.logger.warning(
+                                "durable loop '\(loop.id)': inbox entry \(id) has unreadable trace headers ('\(found)'); relayed without its sender's context")
+                        }
+                        try await ServiceContext.$current.withValue(context) { _ = try await loop.sendAndWait(event) }
                     } else {
                         journal.logger.error("durable loop '\(loop.id)': inbox entry \(id) cannot be decoded; deleted")
                     }

@@ -1,6 +1,7 @@
 #if Postgres
 import FeedbackLoopDurable
 import Foundation
+import Instrumentation
 import Logging
 import PostgresNIO
 import Synchronization
@@ -68,6 +69,12 @@ import Synchronization
 /// it to an inbox table and notifies the owner, whose ``InboxRelay`` journals it into the loop.
 /// The table is the truth; `LISTEN/NOTIFY` only wakes the relay, which also polls.
 ///
+/// An inbox entry keeps the sender's `ServiceContext` across nodes, so that the effects the event
+/// causes on the owner show in the sender's trace: ``deliver(_:to:schemaVersion:)`` injects it
+/// with the instrument (a bootstrapped tracer writes W3C `traceparent` and `tracestate`), the
+/// entry stores those headers, and the relay extracts them and sends the event in that context.
+/// With no instrument bootstrapped nothing is stored.
+///
 /// ## Errors
 /// The journal throws `JournalError`: the database's own errors are
 /// `JournalError.unavailable(_:)` naming the loop, the operation and the server's message, and a
@@ -89,6 +96,8 @@ public final class PostgresJournal: EventJournal {
     /// ``leaseDuration``.
     public let statementTimeout: Duration
     let logger: Logger
+    /// The instrument that carries `ServiceContext` through the inbox; `nil`: the bootstrapped one.
+    let instrument: (any Instrument)?
     let migrated = MigrationGate()
     /// ``statementTimeout`` in whole milliseconds, as PostgreSQL's settings take it (at least 1:
     /// 0 would turn them off).
@@ -108,10 +117,13 @@ public final class PostgresJournal: EventJournal {
     ///     moment inside one of its transactions, half of it); shorter than `leaseDuration`.
     ///     Default: half of `leaseDuration`, at most 2 seconds.
     ///   - logger: Where queries are logged (at the client's levels).
+    ///   - instrument: The instrument that injects a sender's `ServiceContext` into an inbox
+    ///     entry and extracts it on the owner (see Inbox above). Default: `nil`, whichever
+    ///     `InstrumentationSystem` has bootstrapped when an event is delivered or relayed.
     public init(
         client: PostgresClient, node: String, leaseDuration: Duration = .seconds(10),
         connectionTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
-        logger: Logger = Logger(label: "FeedbackLoopPostgres")
+        logger: Logger = Logger(label: "FeedbackLoopPostgres"), instrument: (any Instrument)? = nil
     ) {
         precondition(leaseDuration > .zero, "leaseDuration must be positive")
         precondition(connectionTimeout > .zero, "connectionTimeout must be positive")
@@ -124,6 +136,7 @@ public final class PostgresJournal: EventJournal {
         self.connectionTimeout = connectionTimeout
         self.statementTimeout = statementTimeout
         self.logger = logger
+        self.instrument = instrument
         let (seconds, attoseconds) = statementTimeout.components
         self.statementMilliseconds = max(1, seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
@@ -231,6 +244,9 @@ public final class PostgresJournal: EventJournal {
                     """)
                 try await db.execute(
                     "CREATE INDEX IF NOT EXISTS feedbackloop_inbox_loop ON feedbackloop_inbox (loop, id)")
+                // The sender's ServiceContext as the instrument's headers (a JSON object), or NULL;
+                // added to tables made before it existed.
+                try await db.execute("ALTER TABLE feedbackloop_inbox ADD COLUMN IF NOT EXISTS trace_headers TEXT")
                 // The statement's check of the lease is as old as the statement; this one runs
                 // when the transaction commits, however long after its statements that is.
                 try await db.execute("""
@@ -451,35 +467,45 @@ public final class PostgresJournal: EventJournal {
     ///   failed, naming the loop and the server's message.
     public func deliver(_ event: some Encodable, to loop: String, schemaVersion: Int = 1) async throws {
         let payload = ByteBuffer(bytes: Array(try JSONEncoder().encode(event)))
+        let headers = InboxHeaders.inject(ServiceContext.current, with: instrument ?? InstrumentationSystem.instrument)
         try await operation("delivering an event", loop: loop) { [self] in
             try await migrate()
             let version = try Self.int(exactly: schemaVersion)
             try await transaction { db in
-                try await db.execute(
-                    "INSERT INTO feedbackloop_inbox (loop, schema_version, payload) VALUES (\(loop), \(version), \(payload))")
+                try await db.execute("""
+                    INSERT INTO feedbackloop_inbox (loop, schema_version, payload, trace_headers)
+                    VALUES (\(loop), \(version), \(payload), \(headers))
+                    """)
                 // Delivered on commit only: a rolled-back delivery never wakes anyone.
                 try await db.execute("SELECT pg_notify(\(Self.inboxChannel), \(loop))")
             }
         }
     }
 
-    /// Up to `limit` inbox entries of `loop`, oldest first.
-    func inbox(loop: String, limit: Int) async throws -> [(id: Int64, record: JournalRecord)] {
+    /// Up to `limit` inbox entries of `loop`, oldest first, each with the sender's trace headers
+    /// (see ``InboxHeaders``).
+    func inbox(loop: String, limit: Int) async throws -> [(id: Int64, record: JournalRecord, headers: String?)] {
         try await operation("reading the inbox", loop: loop) { [self] in
             let limit = Int64(max(limit, 0))
             return try await withConnection { db in
                 let rows = try await db.rows("""
-                    SELECT id, schema_version, payload FROM feedbackloop_inbox WHERE loop = \(loop) ORDER BY id LIMIT \(limit)
+                    SELECT id, schema_version, payload, trace_headers FROM feedbackloop_inbox
+                    WHERE loop = \(loop) ORDER BY id LIMIT \(limit)
                     """)
-                var entries: [(id: Int64, record: JournalRecord)] = []
+                var entries: [(id: Int64, record: JournalRecord, headers: String?)] = []
                 for row in rows {
                     let entry = StoredRow(row, loop: loop, table: "feedbackloop_inbox")
-                    entries.append(
-                        (try entry.integer(0), JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))))
+                    let record = JournalRecord(sequence: 0, schemaVersion: try entry.schemaVersion(1), payload: try entry.bytes(2))
+                    entries.append((try entry.integer(0), record, try entry.optionalText(3)))
                 }
                 return entries
             }
         }
+    }
+
+    /// The sender's context, from an inbox entry's stored headers.
+    func context(fromInbox headers: String?) -> InboxHeaders.Extracted {
+        InboxHeaders.extract(headers, with: instrument ?? InstrumentationSystem.instrument)
     }
 
     func removeFromInbox(_ id: Int64) async throws {

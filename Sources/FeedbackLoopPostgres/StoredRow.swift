@@ -65,6 +65,16 @@ struct StoredRow {
         return Array(buffer: bytes)
     }
 
+    /// A `TEXT` column that may be NULL.
+    func optionalText(_ index: Int) throws -> String? {
+        let cell = try self.cell(index)
+        guard var bytes = cell.bytes else { return nil }
+        guard [.text, .varchar].contains(cell.dataType), let text = bytes.readString(length: bytes.readableBytes) else {
+            throw malformed(cell)
+        }
+        return text
+    }
+
     /// A `BOOLEAN` column.
     func bool(_ index: Int) throws -> Bool {
         let cell = try self.cell(index)

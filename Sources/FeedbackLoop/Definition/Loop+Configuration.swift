@@ -6,3 +6,12 @@ extension Loop {
         engine.configuration
     }
 }
+
+extension Loop {
+    /// Whether the loop carries its senders' `ServiceContext` to the effects their events cause
+    /// (see ``ServiceContextPropagation``), as decided when it was made. Package-visible: a
+    /// durable loop, whose events reach its inner loop from a task of its own, asks.
+    package var propagatesServiceContext: Bool {
+        engine.cause != nil
+    }
+}
