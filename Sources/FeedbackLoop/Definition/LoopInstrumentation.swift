@@ -14,9 +14,8 @@ public struct LoopInstrumentation<State: Sendable, Event: Sendable>: Sendable {
     /// Sees each event the loop did not reduce, with the reason. In a loop that propagates
     /// `ServiceContext` (see ``ServiceContextPropagation``), it runs with the dropped event's
     /// context as `ServiceContext.current`, whichever thread reports the drop, so that an
-    /// instrument can file the drop under the request that sent the event; one exception: an
-    /// event discarded at stop (``DropReason/discardedAtStop``) is reported in the context of
-    /// the caller of ``Loop/stop()``.
+    /// instrument can file the drop under the request that sent the event (an event discarded at
+    /// stop included, though ``Loop/stop()``'s caller reports it).
     public var onDrop: (@Sendable (_ event: Event, _ reason: DropReason) -> Void)?
     /// Sees each event of a child feature (see `ChildScope`, `KeyedChildScope`) that reached no
     /// child because that child no longer existed, described as text, once per event counted in

@@ -1,3 +1,4 @@
+import Instrumentation
 import Synchronization
 
 // The drain: what the holder of the drain role does with the state's owner, wherever its backend
@@ -214,7 +215,10 @@ extension LoopEngine {
                 reply.resume(throwing: LoopError.stopped)
             case .traced(let event, let cause):
                 count += 1
-                instrumentation?.hooks.onDrop?(event, .discardedAtStop)
+                if let onDrop = instrumentation?.hooks.onDrop {
+                    // In the event's context, as every drop of a loop that propagates.
+                    ServiceContext.$current.withValue(cause.context) { onDrop(event, .discardedAtStop) }
+                }
                 cause.reply?.resume(throwing: LoopError.stopped)
             case .start, .addObserver, .removeObserver:
                 break

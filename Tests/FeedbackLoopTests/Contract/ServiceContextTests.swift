@@ -223,4 +223,27 @@ struct ServiceContextTests {
             case child(Counter.Event)
         }
     }
+
+    /// Events still queued when stop begins are reported to `onDrop` by the caller of `stop()`,
+    /// but each in its sender's context, as every drop of a loop that propagates: an instrument
+    /// files each under its own request (a tracer, its drop span).
+    @Test(arguments: Backend.allCases)
+    func eventsDiscardedAtStopAreReportedInTheirSendersContext(backend: Backend) async throws {
+        let dropped = Locked<[String]>([])
+        let loop = Loop(
+            initial: Counter.State(), reduce: Counter.reduce, backend: backend,
+            configuration: LoopConfiguration(serviceContext: .enabled),
+            instrumentation: LoopInstrumentation(onDrop: { _, reason in
+                if reason == .discardedAtStop { dropped.withLock { $0.append(ServiceContext.currentRequest) } }
+            }))
+        try await withDrainHeld(loop, by: .increment, at: { $0.count == 1 }) { release in
+            ServiceContext.$current.withValue(.request("a")) { loop.send(.increment) }
+            ServiceContext.$current.withValue(.request("b")) { loop.send(.increment) }
+            let stopped = Task { await ServiceContext.$current.withValue(.request("stopper")) { await loop.stop() } }
+            try await waitUntil("stop to begin") { loop.statistics.eventsDiscardedAtStop == 2 }
+            release.open()
+            try await withDeadline("stop") { await stopped.value }
+        }
+        #expect(dropped.current.sorted() == ["a", "b"])
+    }
 }
