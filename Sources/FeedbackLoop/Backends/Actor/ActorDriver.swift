@@ -33,12 +33,13 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
     func drain(_ engine: LoopEngine<State, Event>, startingWith item: QueueItem<State, Event>) {
         switch self {
         case .shared(let loop):
-            // The drain role is ours until the worker's turn takes it over: `first` is the
-            // role's to write, and the scheduler's lock hands it to the worker.
+            // The drain role is ours until the worker's turn takes it over: `engine` and `first`
+            // are the role's to write, and the scheduler's lock hands them to the worker.
+            loop.engine = engine
             loop.first = item
             loop.releaseWhenEmpty = false
-            LoopScheduler.shared.schedule(ReadyLoop(loop: engine) { engine in
-                Self.turn(unsafeDowncast(engine, to: LoopEngine<State, Event>.self))
+            LoopScheduler.shared.schedule(ReadyLoop(loop: loop) { loop in
+                Self.turn(unsafeDowncast(loop, to: SharedLoop<State, Event>.self))
             })
         case .executor(let actor):
             Task { await actor.wake(engine, first: item) }
@@ -48,16 +49,19 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
     /// One turn on a shared worker, in the drain role: at most ``LoopEngine/turnBudget`` items;
     /// `true` if the role is still held and the loop must be queued again.
     @inlinable
-    static func turn(_ engine: LoopEngine<State, Event>) -> Bool {
-        guard case .actor(.shared(let loop)) = engine.driver else {
-            preconditionFailure("ActorDriver.turn: the loop does not run on the shared workers")
+    static func turn(_ loop: SharedLoop<State, Event>) -> Bool {
+        // Taken out, so that a loop waiting for its next wake-up holds no reference to its
+        // engine (the engine holds the loop).
+        guard let engine = loop.engine.take() else {
+            preconditionFailure("ActorDriver.turn: a loop was queued without its engine")
         }
-        let first = loop.first.take()
         let end = engine.drainPass(
-            loop.owner, first: first, releaseWhenEmpty: loop.releaseWhenEmpty, budget: LoopEngine<State, Event>.turnBudget)
+            loop.owner, first: loop.first.take(), releaseWhenEmpty: loop.releaseWhenEmpty,
+            budget: LoopEngine<State, Event>.turnBudget)
         // After a pass that released the role, `loop` is no longer ours: another sender may be
         // writing `first` already.
         guard case .held(let releaseWhenEmpty) = end else { return false }
+        loop.engine = engine
         loop.releaseWhenEmpty = releaseWhenEmpty
         return true
     }
@@ -66,11 +70,12 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
     func stopBegan(_ engine: LoopEngine<State, Event>, tearDown: Bool) {
         guard tearDown else { return }
         switch self {
-        case .shared:
-            LoopScheduler.shared.schedule(ReadyLoop(loop: engine) { engine in
-                let engine = unsafeDowncast(engine, to: LoopEngine<State, Event>.self)
-                guard case .actor(.shared(let loop)) = engine.driver else {
-                    preconditionFailure("ActorDriver.stopBegan: the loop does not run on the shared workers")
+        case .shared(let loop):
+            loop.engine = engine
+            LoopScheduler.shared.schedule(ReadyLoop(loop: loop) { loop in
+                let loop = unsafeDowncast(loop, to: SharedLoop<State, Event>.self)
+                guard let engine = loop.engine.take() else {
+                    preconditionFailure("ActorDriver.stopBegan: a loop was queued without its engine")
                 }
                 engine.tearDown(loop.owner)
                 return false
@@ -102,8 +107,11 @@ final class SharedLoop<State: Sendable, Event: Sendable>: @unchecked Sendable {
     // under `LoopEngine.lock`, and handed to a worker under the scheduler's lock, which order
     // every access between threads.
     @usableFromInline let owner: StateOwner<State, Event>
+    /// The loop's engine while the loop is queued or in a turn, `nil` while it is idle: the
+    /// queue holds the loop, and the loop its engine, alive until the turn.
+    @exclusivity(unchecked) @usableFromInline var engine: LoopEngine<State, Event>?
     /// The item the role was taken with, for the next turn to handle first.
-    /// `@exclusivity(unchecked)`, as the other field: the drain role already makes every access
+    /// `@exclusivity(unchecked)`, as the other fields: the drain role already makes every access
     /// exclusive, and the run-time check cost a few hundred instructions per wake-up.
     @exclusivity(unchecked) @usableFromInline var first: QueueItem<State, Event>?
     /// The next turn's `releaseWhenEmpty` (see ``LoopEngine/drainPass(_:first:releaseWhenEmpty:budget:)``).

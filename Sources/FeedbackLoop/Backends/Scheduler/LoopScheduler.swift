@@ -16,7 +16,7 @@ import Darwin
 /// unspecialised code instead (metadata lookups on every event).
 @usableFromInline
 struct ReadyLoop: Sendable {
-    /// The loop's engine, retained while it waits and while its turn runs.
+    /// The loop, retained while it waits and while its turn runs.
     @usableFromInline let loop: any AnyObject & Sendable
     @usableFromInline let turn: @Sendable (any AnyObject & Sendable) -> Bool
 
