@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The `actor` backend: `send` never runs the reducer on the caller's thread. `send` appends to
 /// the shared queue under the loop's lock and, only when the loop is idle, hands it to where it
 /// runs, which then drains everything that has arrived, batch after batch:
@@ -37,6 +39,7 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
             // are the role's to write, and the scheduler's lock hands them to the worker.
             loop.engine = engine
             loop.first = item
+            loop.hasFirst = true
             loop.releaseWhenEmpty = false
             LoopScheduler.shared.schedule(ReadyLoop(loop: loop) { loop in
                 Self.turn(unsafeDowncast(loop, to: SharedLoop<State, Event>.self))
@@ -55,9 +58,23 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
         guard let engine = loop.engine.take() else {
             preconditionFailure("ActorDriver.turn: a loop was queued without its engine")
         }
+        if loop.hasFirst {
+            loop.hasFirst = false
+            // Moved out, the placeholder left behind holding nothing. Handled here as
+            // `drainPass` handles its `first`, rather than handed to it: a `QueueItem?` is
+            // destroyed through the run-time's value witnesses (~300 instructions per wake-up).
+            var first = QueueItem<State, Event>.removeObserver(0)
+            swap(&first, &loop.first)
+            if case .start = first {
+                loop.owner.process(first, engine: engine)
+            } else if engine.stopRequested.load(ordering: .relaxed) {
+                engine.discard(CollectionOfOne(first))
+            } else {
+                loop.owner.process(first, engine: engine)
+            }
+        }
         let end = engine.drainPass(
-            loop.owner, first: loop.first.take(), releaseWhenEmpty: loop.releaseWhenEmpty,
-            budget: LoopEngine<State, Event>.turnBudget)
+            loop.owner, first: nil, releaseWhenEmpty: loop.releaseWhenEmpty, budget: LoopEngine<State, Event>.turnBudget)
         // After a pass that released the role, `loop` is no longer ours: another sender may be
         // writing `first` already.
         guard case .held(let releaseWhenEmpty) = end else { return false }
@@ -110,10 +127,12 @@ final class SharedLoop<State: Sendable, Event: Sendable>: @unchecked Sendable {
     /// The loop's engine while the loop is queued or in a turn, `nil` while it is idle: the
     /// queue holds the loop, and the loop its engine, alive until the turn.
     @exclusivity(unchecked) @usableFromInline var engine: LoopEngine<State, Event>?
-    /// The item the role was taken with, for the next turn to handle first.
+    /// The item the role was taken with, for the next turn to handle first, when `hasFirst`;
+    /// otherwise a placeholder that holds nothing (not an optional: see ``ActorDriver/turn(_:)``).
     /// `@exclusivity(unchecked)`, as the other fields: the drain role already makes every access
     /// exclusive, and the run-time check cost a few hundred instructions per wake-up.
-    @exclusivity(unchecked) @usableFromInline var first: QueueItem<State, Event>?
+    @exclusivity(unchecked) @usableFromInline var first: QueueItem<State, Event> = .removeObserver(0)
+    @exclusivity(unchecked) @usableFromInline var hasFirst = false
     /// The next turn's `releaseWhenEmpty` (see ``LoopEngine/drainPass(_:first:releaseWhenEmpty:budget:)``).
     @exclusivity(unchecked) @usableFromInline var releaseWhenEmpty = false
 
