@@ -13,7 +13,8 @@ import PackageDescription
 // its trait stops the build with an #error naming the line to write. In this repository, build and
 // test with every trait: `swift test --enable-all-traits`; the one exception is the ThreadSanitizer
 // run, which leaves Postgres out (see Sources/FeedbackLoopPostgres/PackageTrait.swift):
-// `swift test --traits Testing,Services,Durable --sanitize=thread -Xswiftc -DTSAN`.
+// `swift test --traits Testing,Services,Durable,Tracing --sanitize=thread -Xswiftc -DTSAN`, with
+// TSAN_OPTIONS=suppressions=$PWD/.ci/tsan-suppressions.txt (one known false report, explained there).
 //
 // Benchmarks/ and Examples/ are packages of their own that depend on this one by path, so that the
 // benchmark harness, the peer's reactive framework and the HTTP server never enter an adopter's
