@@ -129,13 +129,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
                 reduce(&applied.state, event)
                 applied.sequence = sequence
             },
-            feedbacks: [
-                scope.feedback(feedbacks(context)),
-                .custom { _, envelope in
-                    if case .proposed(let event, let liveness)? = envelope { journaler.propose(event, liveness: liveness) }
-                    return .none
-                },
-            ],
+            feedbacks: Self.inner(feedbacks(context), scope: scope, journaler: journaler),
             backend: backend,
             configuration: Self.unbounded(loopConfiguration))
         self.id = id
@@ -265,6 +259,24 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         await committer.value
         await loop.stop()
         journaler.failWaiters(reason)
+    }
+
+    /// The inner loop's feedbacks: the feature's, scoped, and the one that hands their effects'
+    /// events to the journal. A loop without feedbacks has no effects, so no proposals: it gets
+    /// neither, and its events skip both on every step.
+    static func inner(
+        _ feedbacks: [Feedback<State, Event>],
+        scope: ChildScope<Applied<State>, Envelope<Event>, State, Event>,
+        journaler: Journaler<State, Event>
+    ) -> [Feedback<Applied<State>, Envelope<Event>>] {
+        guard !feedbacks.isEmpty else { return [] }
+        return [
+            scope.feedback(feedbacks),
+            .custom { _, envelope in
+                if case .proposed(let event, let liveness)? = envelope { journaler.propose(event, liveness: liveness) }
+                return .none
+            },
+        ]
     }
 
     /// `configuration` with an unbounded queue: a bounded one would drop journaled events — a

@@ -263,14 +263,20 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         // The state as of the journal's head, for snapshots; kept only when they are written.
         var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered
         let stateEncoder = JSONEncoder()
+        let schemaVersion = configuration.schemaVersion
+        // The loops below run once per event in code that is generic over `State` and `Event`
+        // and, called from another module, not specialised: each copy of a `Pending` and each
+        // generic iterator costs a metadata lookup. So they walk indices, borrow the elements in
+        // place, and skip the waiters' pass (and its lock) for a batch of plain `send`s.
         while let batch = await nextBatch(head: head) {
             var records: [JournalRecord] = []
             records.reserveCapacity(batch.count)
-            for (offset, pending) in batch.enumerated() {
+            var hasWaiter = false
+            for index in batch.indices {
                 records.append(JournalRecord(
-                    sequence: head + UInt64(offset) + 1, schemaVersion: configuration.schemaVersion,
-                    payload: pending.payload))
-                if shadow != nil { reduce(&shadow!, pending.event) }
+                    sequence: head + UInt64(index) + 1, schemaVersion: schemaVersion, payload: batch[index].payload))
+                if shadow != nil { reduce(&shadow!, batch[index].event) }
+                if batch[index].waiter != nil { hasWaiter = true }
             }
             let last = head + UInt64(batch.count)
             var snapshot: JournalRecord?
@@ -294,13 +300,15 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 failWaiters(error)
                 return
             }
-            guarded.withLock { guarded in
-                for (offset, pending) in batch.enumerated() {
-                    if let waiter = pending.waiter { guarded.waiters[head + UInt64(offset) + 1] = waiter }
+            if hasWaiter {
+                guarded.withLock { guarded in
+                    for index in batch.indices {
+                        if let waiter = batch[index].waiter { guarded.waiters[head + UInt64(index) + 1] = waiter }
+                    }
                 }
             }
-            for (offset, pending) in batch.enumerated() {
-                loop.send(.committed(pending.event, sequence: head + UInt64(offset) + 1))
+            for index in batch.indices {
+                loop.send(.committed(batch[index].event, sequence: head + UInt64(index) + 1))
             }
             head = last
         }
