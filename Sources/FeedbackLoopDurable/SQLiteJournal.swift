@@ -192,6 +192,23 @@ public final class SQLiteJournal: BrowsableJournal {
         try db.execute(sql: "DELETE FROM feedbackloop_events WHERE loop = ? AND sequence < ?", arguments: [loop, end])
     }
 
+    /// Moves every committed transaction from the write-ahead log into the database file and
+    /// empties the log (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file alone holds the
+    /// journal: before copying it for the replay check, or measuring what it takes on disk.
+    ///
+    /// SQLite checkpoints on its own every ~1,000 pages and when the last connection closes;
+    /// this does it now. It waits for a write in progress (up to `busyTimeout`); a reader that
+    /// still uses older pages of the log leaves them there, and the log is then not emptied.
+    ///
+    /// - Throws: ``JournalError/unavailable(_:)`` with SQLite's error.
+    public func checkpoint() async throws {
+        do {
+            try await database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        } catch let error as DatabaseError {
+            throw JournalError.unavailable("SQLite journal at '\(database.path)': checkpoint failed: \(error)")
+        }
+    }
+
     public func loopIDs() async throws -> [String] {
         try await database.read { db in
             try Row.fetchAll(db, sql: "SELECT loop FROM feedbackloop_loops ORDER BY loop").map { row in

@@ -87,9 +87,11 @@ struct SQLiteBenchmarkStore: DurableBenchmarkStore {
         return journal
     }
 
-    /// The database file and its write-ahead log.
-    func bytesOnDisk(_ journal: SQLiteJournal) -> Int? {
+    /// The database file and its write-ahead log, once the log is checkpointed: what the journal
+    /// takes at rest (a live log holds up to ~1,000 pages more, whatever the journal's length).
+    func bytesOnDisk(_ journal: SQLiteJournal) async throws -> Int? {
         guard let path = paths.withLock({ $0[ObjectIdentifier(journal)] }) else { return nil }
+        try await journal.checkpoint()
         return [path, path + "-wal"].reduce(0) { total, file in
             total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         }
