@@ -35,9 +35,9 @@
 /// taken before pruning) for the history the check should cover.
 public struct JournalRetention: Sendable, Hashable {
     /// How many of each loop's newest snapshots are kept; at least 1.
-    public var snapshotsKept: Int
+    public let snapshotsKept: Int
     /// The most events one append deletes; at least 1. Default: 10,000.
-    public var maximumEventsPrunedPerAppend: Int
+    public let maximumEventsPrunedPerAppend: Int
 
     /// A policy that keeps each loop's `snapshots` newest snapshots and the events from the
     /// oldest of them on.
