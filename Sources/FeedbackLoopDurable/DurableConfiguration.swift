@@ -84,6 +84,12 @@ public struct DurableContext: Sendable {
     /// The ownership epoch this run of the loop holds (see ``EventJournal/acquire(loop:)``).
     public let epoch: UInt64
 
+    @usableFromInline
+    init(loopID: String, epoch: UInt64) {
+        self.loopID = loopID
+        self.epoch = epoch
+    }
+
     /// The idempotency key of the effect `feedback` starts for `query`.
     ///
     /// - Throws: the query's `EncodingError` (a query that JSON cannot encode, such as `Double.nan`).

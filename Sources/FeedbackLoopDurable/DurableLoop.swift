@@ -66,10 +66,10 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     /// The sequence number of the last journaled event when recovery ended (0 for a new loop).
     public let recoveredSequence: UInt64
 
-    let loop: Loop<Applied<State>, Envelope<Event>>
-    let journaler: Journaler<State, Event>
-    let committer: Task<Void, Never>
-    let waiterObservation: Observation
+    @usableFromInline let loop: Loop<Applied<State>, Envelope<Event>>
+    @usableFromInline let journaler: Journaler<State, Event>
+    @usableFromInline let committer: Task<Void, Never>
+    @usableFromInline let waiterObservation: Observation
 
     /// Takes ownership of the loop `id` in `journal`, recovers its state and starts it.
     ///
@@ -93,6 +93,9 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     ///   ``DurableLoopError/snapshotAheadOfEvents(loop:sequence:)`` when the journal cannot be
     ///   replayed; ``JournalError/malformedValue(loop:sequence:column:found:)`` for a row another
     ///   tool altered.
+    // Inlinable, with the committer and the sender's path, so that they are specialised for the
+    // caller's `State` and `Event`: unspecialised, every event looked up type metadata.
+    @inlinable
     public init(
         id: String,
         journal: some EventJournal,
@@ -118,12 +121,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
             loopID: id, journal: journal, epoch: epoch, reduce: reduce, configuration: configuration,
             recovered: Applied(state: recovered.state, sequence: recovered.sequence))
         let context = DurableContext(loopID: id, epoch: epoch)
-        let scope = ChildScope(
-            state: StatePath(\Applied<State>.state),
-            event: EventPath<Envelope<Event>, Event>(
-                // Read in the effect: a `.run` body runs in its cause's context.
-                embedFromEffect: { .proposed($0, liveness: $1, context: ServiceContext.current) },
-                extract: { if case .committed(let event, _) = $0 { event } else { nil } }))
+        let scope = Self.scope()
         let loop = Loop<Applied<State>, Envelope<Event>>(
             initial: Applied(state: recovered.state, sequence: recovered.sequence),
             reduce: { applied, envelope in
@@ -131,15 +129,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
                 reduce(&applied.state, event)
                 applied.sequence = sequence
             },
-            feedbacks: [
-                scope.feedback(feedbacks(context)),
-                .custom { _, envelope in
-                    if case .proposed(let event, let liveness, let context)? = envelope {
-                        journaler.propose(event, liveness: liveness, context: context)
-                    }
-                    return .none
-                },
-            ],
+            feedbacks: Self.inner(feedbacks(context), scope: scope, journaler: journaler),
             backend: backend,
             configuration: Self.unbounded(loopConfiguration))
         self.id = id
@@ -172,6 +162,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     ///
     /// - Throws: ``DurableLoopError/stopped(loop:)`` once the loop is stopping;
     ///   ``DurableLoopError/unencodableEvent(loop:reason:)`` when `event` cannot be encoded.
+    @inlinable
     public func send(_ event: Event) throws(DurableLoopError) {
         let payload = try journaler.encode(event)
         let pending = Journaler<State, Event>.Pending(
@@ -189,6 +180,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     ///   ``DurableLoopError/unencodableEvent(loop:reason:)``; the journal's error when the
     ///   append failed (the loop then stops).
     @discardableResult
+    @inlinable
     public func sendAndWait(_ event: Event) async throws -> State {
         let payload = try journaler.encode(event)
         let context = ServiceContext.current
@@ -283,15 +275,51 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         journaler.failWaiters(reason)
     }
 
+    /// The inner loop's feedbacks: the feature's, scoped, and the one that hands their effects'
+    /// events to the journal. A loop without feedbacks has no effects, so no proposals: it gets
+    /// neither, and its events skip both on every step.
+    @inlinable
+    static func inner(
+        _ feedbacks: [Feedback<State, Event>],
+        scope: ChildScope<Applied<State>, Envelope<Event>, State, Event>,
+        journaler: Journaler<State, Event>
+    ) -> [Feedback<Applied<State>, Envelope<Event>>] {
+        guard !feedbacks.isEmpty else { return [] }
+        return [
+            scope.feedback(feedbacks),
+            .custom { _, envelope in
+                if case .proposed(let event, let liveness, let context)? = envelope {
+                    journaler.propose(event, liveness: liveness, context: context)
+                }
+                return .none
+            },
+        ]
+    }
+
+    /// The feature's place in the inner loop: its state, its committed events, and its effects'
+    /// events proposed for the journal. Not inlinable: the event path's initializer is the
+    /// engine's package API.
+    @usableFromInline
+    static func scope() -> ChildScope<Applied<State>, Envelope<Event>, State, Event> {
+        ChildScope(
+            state: StatePath(\Applied<State>.state),
+            event: EventPath<Envelope<Event>, Event>(
+                // Read in the effect: a `.run` body runs in its cause's context.
+                embedFromEffect: { .proposed($0, liveness: $1, context: ServiceContext.current) },
+                extract: { if case .committed(let event, _) = $0 { event } else { nil } }))
+    }
+
     /// `configuration` with an unbounded queue: a bounded one would drop journaled events — a
     /// state that no longer matches its journal — and leave an effect's event waiting for a
     /// reduce that never comes.
+    @usableFromInline
     static func unbounded(_ configuration: LoopConfiguration) -> LoopConfiguration {
         var configuration = configuration
         configuration.capacity = .unbounded
         return configuration
     }
 
+    @usableFromInline
     static func recover(
         id: String, journal: some EventJournal, initial: State,
         reduce: (inout State, Event) -> Void, configuration: DurableConfiguration

@@ -6,9 +6,16 @@ import Logging
 
 /// The inner loop's state: the feature's state and the sequence number of the last journaled
 /// event reduced into it.
+@usableFromInline
 struct Applied<State: Sendable>: Sendable {
-    var state: State
-    var sequence: UInt64
+    @usableFromInline var state: State
+    @usableFromInline var sequence: UInt64
+
+    @inlinable
+    init(state: State, sequence: UInt64) {
+        self.state = state
+        self.sequence = sequence
+    }
 }
 
 /// The inner loop's events: a journaled event to reduce, or an event an effect sent, to journal.
@@ -17,6 +24,7 @@ struct Applied<State: Sendable>: Sendable {
 /// the loop's own rules decide whether an effect may still speak: an event from a cancelled or
 /// finished effect is dropped there and counted, exactly as in a plain `Loop`. `liveness` tells
 /// later whether that effect may still change state (see ``Journaler``).
+@usableFromInline
 enum Envelope<Event: Sendable>: Sendable {
     case committed(Event, sequence: UInt64)
     /// `context`: the effect's, so that the event keeps it through the journal (see
@@ -39,20 +47,35 @@ enum Envelope<Event: Sendable>: Sendable {
 /// the inner loop accepted it (the loop would now drop its event), it is dropped and counted
 /// (``Guarded/droppedProposals``), never journaled. A proposal therefore starts a transaction of
 /// its own (external events behind it may join that transaction).
+@usableFromInline
 final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sendable {
+    @usableFromInline
     struct Pending: Sendable {
-        var event: Event
-        var payload: [UInt8]
-        var waiter: CheckedContinuation<State, any Error>?
+        @usableFromInline var event: Event
+        @usableFromInline var payload: [UInt8]
+        @usableFromInline var waiter: CheckedContinuation<State, any Error>?
         /// For an effect's event: whether that effect may still change state.
-        var proposal: EffectLiveness?
+        @usableFromInline var proposal: EffectLiveness?
         /// The sender's `ServiceContext` (an effect's, for its events): the event carries it into
         /// the inner loop once journaled, if that loop propagates contexts. (Read on every send:
         /// a task-local read, beside the encoding and the journal write each event pays.)
-        var context: ServiceContext?
+        @usableFromInline var context: ServiceContext?
+
+        @inlinable
+        init(
+            event: Event, payload: [UInt8], waiter: CheckedContinuation<State, any Error>?,
+            proposal: EffectLiveness? = nil, context: ServiceContext?
+        ) {
+            self.event = event
+            self.payload = payload
+            self.waiter = waiter
+            self.proposal = proposal
+            self.context = context
+        }
     }
 
     /// What the committer waits for.
+    @usableFromInline
     enum Wait {
         /// An event to journal.
         case event
@@ -62,34 +85,42 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     }
 
     /// What the committer does next.
+    @usableFromInline
     enum Next {
         case batch([Pending])
         case park(Wait)
         case stop
     }
 
+    @usableFromInline
     struct Guarded: Sendable {
-        var pending: [Pending] = []
+        @usableFromInline var pending: [Pending] = []
         /// The committer, parked until there is work (or, with ``wakeAtApplied``, until the inner
         /// loop has reduced that far) or a stop.
-        var wake: CheckedContinuation<Void, Never>?
-        var wakeAtApplied: UInt64?
-        var isStopping = false
+        @usableFromInline var wake: CheckedContinuation<Void, Never>?
+        @usableFromInline var wakeAtApplied: UInt64?
+        @usableFromInline var isStopping = false
         /// `sendAndWait` callers whose events are journaled, by sequence number, until the inner
         /// loop reduces them.
-        var waiters: [UInt64: CheckedContinuation<State, any Error>] = [:]
-        var failure: (any Error)?
+        @usableFromInline var waiters: [UInt64: CheckedContinuation<State, any Error>] = [:]
+        @usableFromInline var failure: (any Error)?
         /// The inner loop's latest state, set before the `sendAndWait` it answers resumes and
         /// before the caller's own observers run, so that ``DurableLoop/state`` is never older
         /// than a state a caller was given or shown. The cost: holding every state makes the next
         /// reduce copy the state's heap storage (arrays, dictionaries) once per event rather than
         /// once per batch, as the inner loop's publish does.
-        var latest: Applied<State>
+        @usableFromInline var latest: Applied<State>
         /// Effects' events dropped here because their effect was cancelled after the inner loop
         /// accepted them.
-        var droppedProposals = 0
+        @usableFromInline var droppedProposals = 0
+
+        @inlinable
+        init(latest: Applied<State>) {
+            self.latest = latest
+        }
 
         /// What the committer must wait for before ``next(head:limit:dropped:)`` has a batch.
+        @inlinable
         func parking(head: UInt64) -> Wait? {
             if isStopping { return nil }
             guard let first = pending.first else { return .event }
@@ -100,6 +131,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         /// The next batch for a journal whose head is `head`: external events up to `limit`, or
         /// a proposal (re-checked once everything ahead of it is reduced) and the external
         /// events behind it. Drops the proposals whose effect was cancelled since.
+        @inlinable
         mutating func next(head: UInt64, limit: Int, dropped: inout [Event]) -> Next {
             while true {
                 if isStopping { return .stop }
@@ -107,7 +139,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 let first = pending[0]
                 var count = 0
                 if let proposal = first.proposal {
-                    if proposal.isSilenced {
+                    if Journaler.silenced(proposal) {
                         dropped.append(first.event)
                         droppedProposals += 1
                         pending.removeFirst()
@@ -126,15 +158,23 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         }
     }
 
-    let loopID: String
-    let journal: any EventJournal
-    let epoch: UInt64
-    let reduce: @Sendable (inout State, Event) -> Void
-    let configuration: DurableConfiguration
-    let guarded: Lock<Guarded>
-    // JSONEncoder is thread-safe (swift-foundation declares it Sendable; its options are locked).
-    let encoder = JSONEncoder()
+    /// Whether an effect's event must be dropped: its effect was cancelled or ended. Not
+    /// inlinable: `isSilenced` is the engine's package API.
+    @usableFromInline
+    static func silenced(_ liveness: EffectLiveness) -> Bool {
+        liveness.isSilenced
+    }
 
+    @usableFromInline let loopID: String
+    @usableFromInline let journal: any EventJournal
+    @usableFromInline let epoch: UInt64
+    @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
+    @usableFromInline let configuration: DurableConfiguration
+    @usableFromInline let guarded: Lock<Guarded>
+    // JSONEncoder is thread-safe (swift-foundation declares it Sendable; its options are locked).
+    @usableFromInline let encoder = JSONEncoder()
+
+    @usableFromInline
     init(
         loopID: String, journal: any EventJournal, epoch: UInt64,
         reduce: @escaping @Sendable (inout State, Event) -> Void, configuration: DurableConfiguration,
@@ -148,6 +188,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         self.configuration = configuration
     }
 
+    @inlinable
     func encode(_ event: Event) throws(DurableLoopError) -> [UInt8] {
         do {
             return Array(try encoder.encode(event))
@@ -158,6 +199,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// Queues an encoded event for the next batch. Returns the error to give the sender when the
     /// loop is stopping.
+    @inlinable
     func enqueue(_ pending: Pending) -> DurableLoopError? {
         let (wake, refused) = guarded.withLock { guarded -> (CheckedContinuation<Void, Never>?, Bool) in
             if guarded.isStopping { return (nil, true) }
@@ -174,6 +216,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// An effect's event, accepted by the inner loop: journal it once the events ahead of it are
     /// reduced, unless its effect is cancelled meanwhile (`liveness`).
+    @inlinable
     func propose(_ event: Event, liveness: EffectLiveness, context: ServiceContext?) {
         let payload: [UInt8]
         do {
@@ -187,6 +230,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// The inner loop reduced up to `applied.sequence`: answer that event's `sendAndWait`, and
     /// wake the committer if it waits for the inner loop to get this far.
+    @inlinable
     func reduced(_ applied: Applied<State>) {
         let (waiter, wake) = guarded.withLock { guarded in
             guarded.latest = applied
@@ -204,6 +248,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     /// Refuses every later event, discards the ones not yet in a transaction (their senders get
     /// `error`) and lets the committer end after the transaction it is in.
+    @usableFromInline
     func beginStop(_ error: any Error) {
         let (wake, discarded) = guarded.withLock { guarded -> (CheckedContinuation<Void, Never>?, [Pending]) in
             guard !guarded.isStopping else { return (nil, []) }
@@ -220,6 +265,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     }
 
     /// Fails the `sendAndWait` callers whose events were journaled but never reduced.
+    @usableFromInline
     func failWaiters(_ error: any Error) {
         let waiters = guarded.withLock { guarded in
             let waiters = guarded.waiters
@@ -234,7 +280,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     }
 
     /// The next batch for a journal whose head is `head`, or `nil` once stopping.
-    private func nextBatch(head: UInt64) async -> [Pending]? {
+    @inlinable
+    func nextBatch(head: UInt64) async -> [Pending]? {
         let limit = configuration.maximumBatch
         while true {
             var dropped: [Event] = []
@@ -264,6 +311,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     /// its events to the inner loop in order. Ends when stopping, or at the first failed append,
     /// which stops the loop: a loop that cannot journal must not act. When the inner loop
     /// propagates `ServiceContext`, each event reaches it in its sender's context.
+    @inlinable
     func commit(
         into loop: Loop<Applied<State>, Envelope<Event>>, recovered: State, head: UInt64
     ) async {
@@ -272,14 +320,20 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         // The state as of the journal's head, for snapshots; kept only when they are written.
         var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered
         let stateEncoder = JSONEncoder()
+        let schemaVersion = configuration.schemaVersion
+        // The loops below run once per event in code that is generic over `State` and `Event`
+        // and, called from another module, not specialised: each copy of a `Pending` and each
+        // generic iterator costs a metadata lookup. So they walk indices, borrow the elements in
+        // place, and skip the waiters' pass (and its lock) for a batch of plain `send`s.
         while let batch = await nextBatch(head: head) {
             var records: [JournalRecord] = []
             records.reserveCapacity(batch.count)
-            for (offset, pending) in batch.enumerated() {
+            var hasWaiter = false
+            for index in batch.indices {
                 records.append(JournalRecord(
-                    sequence: head + UInt64(offset) + 1, schemaVersion: configuration.schemaVersion,
-                    payload: pending.payload))
-                if shadow != nil { reduce(&shadow!, pending.event) }
+                    sequence: head + UInt64(index) + 1, schemaVersion: schemaVersion, payload: batch[index].payload))
+                if shadow != nil { reduce(&shadow!, batch[index].event) }
+                if batch[index].waiter != nil { hasWaiter = true }
             }
             let last = head + UInt64(batch.count)
             var snapshot: JournalRecord?
@@ -303,17 +357,19 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 failWaiters(error)
                 return
             }
-            guarded.withLock { guarded in
-                for (offset, pending) in batch.enumerated() {
-                    if let waiter = pending.waiter { guarded.waiters[head + UInt64(offset) + 1] = waiter }
+            if hasWaiter {
+                guarded.withLock { guarded in
+                    for index in batch.indices {
+                        if let waiter = batch[index].waiter { guarded.waiters[head + UInt64(index) + 1] = waiter }
+                    }
                 }
             }
-            for (offset, pending) in batch.enumerated() {
-                let committed = Envelope.committed(pending.event, sequence: head + UInt64(offset) + 1)
+            for index in batch.indices {
+                let committed = Envelope.committed(batch[index].event, sequence: head + UInt64(index) + 1)
                 if propagates {
                     // The event's own sender's context, or none: never the context of whoever
                     // created this loop, which the committer task inherited.
-                    ServiceContext.$current.withValue(pending.context) { loop.send(committed) }
+                    ServiceContext.$current.withValue(batch[index].context) { loop.send(committed) }
                 } else {
                     loop.send(committed)
                 }

@@ -11,7 +11,8 @@ import GRDB
 /// Many loops share one file, each keyed by its id. The file is in WAL mode; each
 /// ``append(loop:epoch:events:snapshot:)`` is one `IMMEDIATE` transaction, durable when it returns
 /// (with ``Synchronous/full``, across a power loss; with ``Synchronous/normal``, across a crash of
-/// the process). Only the latest snapshot of a loop is kept.
+/// the process). Without a ``retention`` policy, every event and the latest snapshot of a loop are
+/// kept; with one, the newest snapshots and the events from the oldest of them on.
 ///
 /// Ownership: each ``acquire(loop:)`` bumps the loop's epoch, so the newest owner wins and an
 /// older one — another ``DurableLoop`` on the same file, in this process or another — is fenced
@@ -31,6 +32,8 @@ public final class SQLiteJournal: BrowsableJournal {
     }
 
     let database: DatabasePool
+    /// What the journal deletes when it writes a snapshot; `nil` deletes no event.
+    public let retention: JournalRetention?
 
     /// Opens (or creates) the journal in the SQLite file at `path`.
     ///
@@ -38,10 +41,15 @@ public final class SQLiteJournal: BrowsableJournal {
     ///   - path: The database file; created with its tables when missing.
     ///   - synchronous: When a transaction is durable. Default: ``Synchronous/full``.
     ///   - busyTimeout: How long a write waits for another process's transaction.
+    ///   - retention: What to delete when a snapshot is written; see ``JournalRetention``.
+    ///     Default: `nil`, every event is kept.
     /// - Throws: ``JournalError/unavailable(_:)`` naming `path` and SQLite's error when the file
     ///   cannot be opened, is not a database, or is damaged (truncated, a garbage page) where
     ///   opening reads it.
-    public init(path: String, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5)) throws {
+    public init(
+        path: String, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5), retention: JournalRetention? = nil
+    ) throws {
+        self.retention = retention
         do {
             var configuration = Configuration()
             configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds) + TimeInterval(busyTimeout.components.attoseconds) / 1e18)
@@ -156,10 +164,48 @@ public final class SQLiteJournal: BrowsableJournal {
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO feedbackloop_snapshots (loop, sequence, schema_version, payload) VALUES (?, ?, ?, ?)",
                     arguments: [loop, Int64(snapshot.sequence), snapshot.schemaVersion, Data(snapshot.payload)])
-                try db.execute(
-                    sql: "DELETE FROM feedbackloop_snapshots WHERE loop = ? AND sequence < ?",
-                    arguments: [loop, Int64(snapshot.sequence)])
+                if let retention {
+                    try Self.prune(db, loop: loop, retention)
+                } else {
+                    try db.execute(
+                        sql: "DELETE FROM feedbackloop_snapshots WHERE loop = ? AND sequence < ?",
+                        arguments: [loop, Int64(snapshot.sequence)])
+                }
             }
+        }
+    }
+
+    /// Deletes what `retention` does not keep of `loop`, in the append's transaction: the
+    /// snapshots older than the newest `snapshotsKept`, and the events before the oldest kept
+    /// snapshot (at most `maximumEventsPrunedPerAppend`, the oldest first).
+    static func prune(_ db: Database, loop: String, _ retention: JournalRetention) throws {
+        guard let row = try Row.fetchOne(db, sql: """
+            SELECT sequence FROM feedbackloop_snapshots WHERE loop = ? ORDER BY sequence DESC LIMIT 1 OFFSET ?
+            """, arguments: [loop, retention.snapshotsKept - 1])
+        else { return }
+        let oldestKept = try integer(row, "sequence", in: "feedbackloop_snapshots", loop: loop, sequence: nil, minimum: 1)
+        try db.execute(sql: "DELETE FROM feedbackloop_snapshots WHERE loop = ? AND sequence < ?", arguments: [loop, oldestKept])
+        let first = try Row.fetchOne(db, sql: "SELECT min(sequence) AS sequence FROM feedbackloop_events WHERE loop = ?", arguments: [loop])
+        guard let first, !first.hasNull(atIndex: 0) else { return }
+        let firstEvent = try integer(first, "sequence", in: "feedbackloop_events", loop: loop, sequence: nil, minimum: 1)
+        let end = min(oldestKept, firstEvent.addingReportingOverflow(Int64(retention.maximumEventsPrunedPerAppend)).partialValue)
+        try db.execute(sql: "DELETE FROM feedbackloop_events WHERE loop = ? AND sequence < ?", arguments: [loop, end])
+    }
+
+    /// Moves every committed transaction from the write-ahead log into the database file and
+    /// empties the log (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file alone holds the
+    /// journal: before copying it for the replay check, or measuring what it takes on disk.
+    ///
+    /// SQLite checkpoints on its own every ~1,000 pages and when the last connection closes;
+    /// this does it now. It waits for a write in progress (up to `busyTimeout`); a reader that
+    /// still uses older pages of the log leaves them there, and the log is then not emptied.
+    ///
+    /// - Throws: ``JournalError/unavailable(_:)`` with SQLite's error.
+    public func checkpoint() async throws {
+        do {
+            try await database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        } catch let error as DatabaseError {
+            throw JournalError.unavailable("SQLite journal at '\(database.path)': checkpoint failed: \(error)")
         }
     }
 
@@ -176,9 +222,16 @@ public final class SQLiteJournal: BrowsableJournal {
         }
     }
 
-    /// The latest snapshot only: a SQLite journal keeps no other.
+    /// The snapshots the journal keeps, oldest first: the latest only, or with a ``retention``
+    /// policy, up to its `snapshotsKept`.
     public func snapshots(loop: String) async throws -> [JournalRecord] {
-        try await latestSnapshot(loop: loop).map { [$0] } ?? []
+        try await Self.naming(loop, "reading its snapshots") {
+            try await database.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT sequence, schema_version, payload FROM feedbackloop_snapshots WHERE loop = ? ORDER BY sequence
+                    """, arguments: [loop]).map { try Self.record($0, in: "feedbackloop_snapshots", loop: loop) }
+            }
+        }
     }
 
     // MARK: Reading rows another tool may have altered

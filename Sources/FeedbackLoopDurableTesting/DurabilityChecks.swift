@@ -11,6 +11,9 @@ public struct DurabilityEnvironment: Sendable {
     /// Makes another owner take `loop` over from its live owner (a second process acquiring a
     /// SQLite journal; a lease expiring and another node taking it, for a leased store).
     public var depose: @Sendable (_ loop: String) async throws -> Void
+    /// A new handle on the same storage that applies a retention policy (`nil`: none), for
+    /// the retention checks; `nil` for a store without retention, whose retention checks then fail.
+    public var makeJournalWithRetention: (@Sendable (JournalRetention?) async throws -> any BrowsableJournal)?
     /// The inner loop's backend.
     public var backend: Backend
 
@@ -18,11 +21,13 @@ public struct DurabilityEnvironment: Sendable {
     public init(
         backend: Backend,
         makeJournal: @escaping @Sendable () async throws -> any EventJournal,
-        depose: @escaping @Sendable (_ loop: String) async throws -> Void
+        depose: @escaping @Sendable (_ loop: String) async throws -> Void,
+        makeJournalWithRetention: (@Sendable (JournalRetention?) async throws -> any BrowsableJournal)? = nil
     ) {
         self.backend = backend
         self.makeJournal = makeJournal
         self.depose = depose
+        self.makeJournalWithRetention = makeJournalWithRetention
     }
 }
 
@@ -47,6 +52,9 @@ public enum DurabilityChecks {
         ("newerSchemaVersion", newerSchemaVersion),
         ("eventAfterStop", eventAfterStop),
         ("deposedOwnerIsFenced", deposedOwnerIsFenced),
+        ("retention", retention),
+        ("deposedOwnerPrunesNothing", deposedOwnerPrunesNothing),
+        ("pruningIsBounded", pruningIsBounded),
     ]
 
     static func loopID(_ check: String) -> String {
@@ -294,6 +302,105 @@ public enum DurabilityChecks {
         let records = try await environment.makeJournal().events(loop: id, after: 0, limit: 10)
         try require(records.map(\.sequence) == [1], "journal after the deposed owner's attempts: \(records.map(\.sequence))")
         await owner.stop()
+    }
+}
+
+extension DurabilityChecks {
+    static func journal(_ environment: DurabilityEnvironment, _ retention: JournalRetention?) async throws -> any BrowsableJournal {
+        guard let make = environment.makeJournalWithRetention else {
+            throw DurabilityCheckFailure("the environment has no makeJournalWithRetention: the store cannot be checked for retention")
+        }
+        return try await make(retention)
+    }
+
+    /// What a journal holds of `id`: its events' and its snapshots' sequence numbers.
+    static func held(_ id: String, _ journal: any BrowsableJournal) async throws -> (events: [UInt64], snapshots: [UInt64]) {
+        (try await journal.events(loop: id, after: 0, limit: 10_000).map(\.sequence), try await journal.snapshots(loop: id).map(\.sequence))
+    }
+
+    /// With a retention policy, a snapshot append deletes the snapshots older than the newest N
+    /// and the events before the oldest of them (nothing while there are fewer than N); a
+    /// restarted loop recovers the same state and goes on, and the replay check replays from the
+    /// oldest kept snapshot.
+    @Sendable
+    public static func retention(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("retention")
+        let retention = JournalRetention(keepingSnapshots: 2)
+        let configuration = DurableConfiguration(snapshotEvery: 3)
+        let loop = try await open(id, try await journal(environment, retention), environment, configuration: configuration)
+        let events = (1...14).map { Ledger.Event.add($0) }
+        for event in events.prefix(5) { try await loop.sendAndWait(event) }
+        var held = try await held(id, try await journal(environment, nil))
+        try require(held.events == Array(1...5) && held.snapshots == [3], "with one snapshot of two, the journal holds \(held)")
+        for event in events.dropFirst(5) { try await loop.sendAndWait(event) }
+        await loop.stop()
+        held = try await Self.held(id, try await journal(environment, nil))
+        try require(
+            held.events == Array(9...14) && held.snapshots == [9, 12],
+            "keeping 2 snapshots of 3, 6, 9, 12, the journal holds \(held), not events 9...14 and snapshots 9, 12")
+
+        let recovered = try await open(id, try await journal(environment, retention), environment, configuration: configuration)
+        try require(recovered.state == fold(events) && recovered.recoveredSequence == 14, "recovered \(recovered.state) at \(recovered.recoveredSequence)")
+        let state = try await recovered.sendAndWait(.add(15))
+        try require(state == fold(events + [.add(15)]) && recovered.sequence == 15, "after recovery: \(state) at \(recovered.sequence)")
+        await recovered.stop()
+
+        // The snapshot at 15 pruned again: events 12...15, snapshots 12 and 15.
+        let report = try await JournalReplayCheck(initial: Ledger.State(), reduce: Ledger.reduce)
+            .report(journal: try await journal(environment, nil), loops: [id])
+        let checked = report.loops[0]
+        try require(
+            checked.passed && checked.prunedThrough == 11 && checked.events == 4 && checked.snapshots == 1,
+            "the replay check of the pruned journal: \(report) (pruned through \(String(describing: checked.prunedThrough)))")
+    }
+
+    /// Pruning is part of the fenced append: an owner deposed by another deletes nothing.
+    @Sendable
+    public static func deposedOwnerPrunesNothing(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("prunesNothing")
+        let owner = try await open(
+            id, try await journal(environment, JournalRetention(keepingSnapshots: 1)), environment,
+            configuration: DurableConfiguration(snapshotEvery: 2))
+        for amount in 1...3 { try await owner.sendAndWait(.add(amount)) }
+        var held = try await held(id, try await journal(environment, nil))
+        try require(held.events == [2, 3] && held.snapshots == [2], "before the takeover, the journal holds \(held)")
+        try await environment.depose(id)
+        do {
+            try await owner.sendAndWait(.add(4))
+            throw DurabilityCheckFailure("a deposed owner's append was accepted")
+        } catch JournalError.fenced {}
+        held = try await Self.held(id, try await journal(environment, nil))
+        try require(held.events == [2, 3] && held.snapshots == [2], "after the deposed owner's snapshot append, the journal holds \(held)")
+        await owner.stop()
+    }
+
+    /// Turning retention on for a long journal deletes at most `maximumEventsPrunedPerAppend`
+    /// events per snapshot append, and the journal stays recoverable, and checkable, at each step.
+    @Sendable
+    public static func pruningIsBounded(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("bounded")
+        let configuration = DurableConfiguration(snapshotEvery: 5)
+        let events = (1...30).map { Ledger.Event.add($0) }
+        let unpruned = try await open(id, try await journal(environment, nil), environment, configuration: configuration)
+        for event in events.prefix(20) { try await unpruned.sendAndWait(event) }
+        await unpruned.stop()
+        var held = try await held(id, try await journal(environment, nil))
+        try require(held.events == Array(1...20) && held.snapshots.last == 20, "without retention, the journal holds \(held)")
+
+        let retention = JournalRetention(keepingSnapshots: 1, maximumEventsPrunedPerAppend: 4)
+        for (end, firstKept) in [(25, 5), (30, 9)] as [(Int, UInt64)] {
+            let loop = try await open(id, try await journal(environment, retention), environment, configuration: configuration)
+            try require(loop.state == fold(Array(events.prefix(end - 5))), "recovered \(loop.state) before event \(end - 4)")
+            for event in events[(end - 5)..<end] { try await loop.sendAndWait(event) }
+            await loop.stop()
+            held = try await Self.held(id, try await journal(environment, nil))
+            try require(
+                held.events == Array(firstKept...UInt64(end)) && held.snapshots == [UInt64(end)],
+                "after the snapshot at \(end), pruning at most 4 events, the journal holds \(held)")
+            let report = try await JournalReplayCheck(initial: Ledger.State(), reduce: Ledger.reduce)
+                .report(journal: try await journal(environment, nil), loops: [id])
+            try require(report.passed && report.loops[0].prunedThrough == firstKept - 1, "the replay check: \(report)")
+        }
     }
 }
 

@@ -4,21 +4,54 @@ import FeedbackLoopDurable
 
 /// An `EventJournal` in memory, for tests: the same rules as a store on disk — ownership with a
 /// fencing epoch, dense sequences, all-or-nothing appends — without a file, and it keeps every
-/// snapshot so that ``JournalReplayCheck`` can check each one.
+/// snapshot so that ``JournalReplayCheck`` can check each one (with a ``retention`` policy, the
+/// snapshots and events it keeps, as a store on disk).
 ///
 /// Keep one journal value to "restart" a loop: a new `DurableLoop` on the same journal recovers
 /// what the previous one journaled, as a process opening the same file would.
 public final class InMemoryJournal: BrowsableJournal {
     struct Stored {
         var epoch: UInt64 = 0
+        /// The events from `pruned + 1` to the head.
         var events: [JournalRecord] = []
+        /// How many events retention deleted from the front.
+        var pruned: UInt64 = 0
         var snapshots: [JournalRecord] = []
+
+        var head: UInt64 { pruned + UInt64(events.count) }
+
+        mutating func prune(_ retention: JournalRetention) {
+            guard snapshots.count >= retention.snapshotsKept else { return }
+            snapshots.removeFirst(snapshots.count - retention.snapshotsKept)
+            let oldestKept = snapshots[0].sequence
+            let count = min(Int(clamping: oldestKept - 1 - min(pruned, oldestKept - 1)), retention.maximumEventsPrunedPerAppend)
+            events.removeFirst(count)
+            pruned += UInt64(count)
+        }
     }
 
-    let loops = Lock<[String: Stored]>([:])
+    let loops: Lock<[String: Stored]>
+    /// What the journal deletes when it writes a snapshot; `nil` deletes nothing.
+    public let retention: JournalRetention?
 
     /// An empty journal.
-    public init() {}
+    ///
+    /// - Parameter retention: What to delete when a snapshot is written, as `SQLiteJournal`
+    ///   does with the same policy. Default: `nil`, every event and snapshot is kept.
+    public convenience init(retention: JournalRetention? = nil) {
+        self.init(loops: Lock([:]), retention: retention)
+    }
+
+    init(loops: Lock<[String: Stored]>, retention: JournalRetention?) {
+        self.loops = loops
+        self.retention = retention
+    }
+
+    /// Another handle on this journal's loops that applies `retention`, as a process restarted
+    /// with another policy would open the same store.
+    public func applying(_ retention: JournalRetention?) -> InMemoryJournal {
+        InMemoryJournal(loops: loops, retention: retention)
+    }
 
     public func acquire(loop: String) async throws -> UInt64 {
         loops.withLock { loops in
@@ -36,8 +69,8 @@ public final class InMemoryJournal: BrowsableJournal {
 
     public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
         loops.withLock { loops in
-            guard let events = loops[loop]?.events, sequence < UInt64(events.count) else { return [] }
-            return Array(events[Int(sequence)...].prefix(limit))
+            guard let stored = loops[loop], sequence < stored.head else { return [] }
+            return Array(stored.events[Int(sequence - min(sequence, stored.pruned))...].prefix(limit))
         }
     }
 
@@ -46,12 +79,15 @@ public final class InMemoryJournal: BrowsableJournal {
         try loops.withLock { loops in
             let stored = loops[loop] ?? Stored()
             guard stored.epoch == epoch else { throw JournalError.fenced(loop: loop, epoch: epoch) }
-            for (offset, record) in events.enumerated() where record.sequence != UInt64(stored.events.count) + UInt64(offset) + 1 {
+            for (offset, record) in events.enumerated() where record.sequence != stored.head + UInt64(offset) + 1 {
                 throw JournalError.sequenceConflict(
-                    loop: loop, expected: UInt64(stored.events.count) + UInt64(offset) + 1, found: offset == 0 ? first : record.sequence)
+                    loop: loop, expected: stored.head + UInt64(offset) + 1, found: offset == 0 ? first : record.sequence)
             }
             loops[loop]!.events += events
-            if let snapshot { loops[loop]!.snapshots.append(snapshot) }
+            if let snapshot {
+                loops[loop]!.snapshots.append(snapshot)
+                if let retention { loops[loop]!.prune(retention) }
+            }
         }
     }
 

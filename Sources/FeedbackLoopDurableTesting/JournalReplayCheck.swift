@@ -24,7 +24,7 @@ import Foundation
 ///
 /// For another store (PostgreSQL), open it yourself and call ``report(journal:loops:)-(BrowsableJournal,_)``
 /// (every loop, every snapshot the store keeps), or ``report(journal:loops:)-(EventJournal,_)``
-/// with the loops' ids (a store that cannot list them; checked against the latest snapshot).
+/// with the loops' ids (a store that cannot list them is checked against its latest snapshot).
 ///
 /// ## What it reports
 /// Per loop, the first record that does not decode (or is of a newer schema than
@@ -34,6 +34,14 @@ import Foundation
 /// snapshot, so that a divergence later in the journal is still found. It also reports a gap in
 /// the sequence numbers and a snapshot newer than the loop's last event. It never appends nor
 /// takes ownership.
+///
+/// ## Pruned journals
+/// A journal with a retention policy (`JournalRetention`) has deleted the events before its
+/// oldest kept snapshot: they can no longer be replayed. The check then decodes the events it
+/// still has, replays from the oldest snapshot at or after the first of them, and compares the
+/// newer snapshots; ``JournalCheckReport/Loop/prunedThrough`` says where the history starts. A
+/// journal whose first event is not 1 and that has no snapshot to start from is reported as a
+/// gap.
 public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: Codable & Sendable>: Sendable {
     /// The state of a loop whose journal is empty, as the loop is created with.
     public var initial: State
@@ -63,12 +71,17 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
         return JournalCheckReport(loops: reports)
     }
 
-    /// Checks the loops named in `loops` of a journal that cannot list its loops, against its
-    /// latest snapshot only.
+    /// Checks the loops named in `loops`: against every snapshot the journal keeps when it is a
+    /// `BrowsableJournal`, against its latest snapshot otherwise.
     public func report(journal: some EventJournal, loops: [String]) async throws -> JournalCheckReport {
         var reports: [JournalCheckReport.Loop] = []
         for id in loops {
-            let snapshots = try await journal.latestSnapshot(loop: id).map { [$0] } ?? []
+            let snapshots: [JournalRecord]
+            if let browsable = journal as? any BrowsableJournal {
+                snapshots = try await browsable.snapshots(loop: id)
+            } else {
+                snapshots = try await journal.latestSnapshot(loop: id).map { [$0] } ?? []
+            }
             reports.append(try await check(loop: id, in: journal, snapshots: snapshots))
         }
         return JournalCheckReport(loops: reports)
@@ -108,9 +121,12 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
         var result = JournalCheckReport.Loop(id: id)
         var snapshots = snapshots.sorted { $0.sequence < $1.sequence }[...]
         let decoder = JSONDecoder()
-        // The replayed state, or nil after an undecodable event until the next snapshot.
+        // The replayed state, or nil after an undecodable event (or before the oldest snapshot of
+        // a pruned journal) until the next snapshot.
         var state: State? = initial
         var sequence: UInt64 = 0
+        // The snapshot a pruned journal's replay starts from: read, not compared.
+        var start: UInt64?
 
         func note(_ problem: JournalCheckReport.Problem) {
             switch problem {
@@ -138,7 +154,7 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
             while let snapshot = snapshots.first, snapshot.sequence <= sequence {
                 snapshots.removeFirst()
                 guard snapshot.sequence == sequence else { continue }
-                result.snapshots += 1
+                if snapshot.sequence != start { result.snapshots += 1 }
                 guard let recorded = decode(State.self, snapshot, snapshot: true) else { continue }
                 if let replayed = state, replayed != recorded {
                     let difference = diff(recorded, replayed, format: .proportional) ?? "(the states differ, but print the same)"
@@ -148,6 +164,16 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
             }
         }
 
+        if let first = try await journal.events(loop: id, after: 0, limit: 1).first?.sequence, first > 1 {
+            guard let oldest = snapshots.first(where: { $0.sequence >= first }) else {
+                note(.gap(expected: 1, found: first))
+                return result
+            }
+            result.prunedThrough = first - 1
+            start = oldest.sequence
+            state = nil
+            sequence = first - 1
+        }
         while true {
             let page = try await journal.events(loop: id, after: sequence, limit: 1_024)
             if page.isEmpty { break }
@@ -184,6 +210,10 @@ public struct JournalCheckReport: Sendable, CustomStringConvertible {
         public var events = 0
         /// Snapshots compared.
         public var snapshots = 0
+        /// The last event a retention policy deleted, when the journal's events start after 1:
+        /// the replay started from the oldest snapshot the journal keeps; `nil` when the journal
+        /// holds every event.
+        public var prunedThrough: UInt64?
         /// The first record that could not be read: undecodable, of a newer schema, a gap, a
         /// snapshot newer than the last event.
         public var firstUnreadable: Problem?
@@ -249,6 +279,7 @@ public struct JournalCheckReport: Sendable, CustomStringConvertible {
         var lines: [String] = []
         for loop in loops {
             let counts = "\(loop.events) event\(loop.events == 1 ? "" : "s"), \(loop.snapshots) snapshot\(loop.snapshots == 1 ? "" : "s")"
+                + (loop.prunedThrough.map { ", events 1...\($0) pruned" } ?? "")
             if loop.passed {
                 lines.append("ok      \(loop.id) (\(counts))")
                 continue

@@ -20,9 +20,21 @@ extension PostgresJournal: BrowsableJournal {
         }
     }
 
-    /// The latest snapshot only: an append with a snapshot deletes the older ones.
+    /// The snapshots the journal keeps, oldest first: the latest only, or with a ``retention``
+    /// policy, up to its `snapshotsKept`.
     public func snapshots(loop: String) async throws -> [JournalRecord] {
-        try await latestSnapshot(loop: loop).map { [$0] } ?? []
+        try await operation("reading snapshots", loop: loop) { [self] in
+            try await migrate()
+            return try await withConnection { db in
+                var records: [JournalRecord] = []
+                for row in try await db.rows(
+                    "SELECT sequence, schema_version, payload FROM feedbackloop_snapshots WHERE loop = \(loop) ORDER BY sequence")
+                {
+                    records.append(try Self.record(StoredRow(row, loop: loop, table: "feedbackloop_snapshots")))
+                }
+                return records
+            }
+        }
     }
 }
 #endif

@@ -64,6 +64,14 @@ import Synchronization
 /// a request waiting while it retries for a minute. ``checkHealth(timeout:)`` answers within its
 /// timeout whatever the database does, for a health endpoint.
 ///
+/// ## Retention
+/// With a `JournalRetention` (``retention``), an append that writes a snapshot deletes, after its
+/// fenced statement and in the same transaction, the snapshots older than the newest
+/// `snapshotsKept` and up to `maximumEventsPrunedPerAppend` events before the oldest of them: a
+/// deposed owner's or a lapsed lease's append prunes nothing, and a prune that fails rolls the
+/// append back with it. Three more statements per snapshot; deleted rows become free space for
+/// later rows after a (auto)vacuum.
+///
 /// ## Inbox
 /// Any node can send an event to a loop that another owns: ``deliver(_:to:schemaVersion:)`` adds
 /// it to an inbox table and notifies the owner, whose ``InboxRelay`` journals it into the loop.
@@ -95,6 +103,9 @@ public final class PostgresJournal: EventJournal {
     /// idle moments inside the journal's transactions are ended after half of it. Shorter than
     /// ``leaseDuration``.
     public let statementTimeout: Duration
+    /// What the journal deletes when it writes a snapshot; `nil` keeps every event and the
+    /// latest snapshot.
+    public let retention: JournalRetention?
     let logger: Logger
     /// The instrument that carries `ServiceContext` through the inbox; `nil`: the bootstrapped one.
     let instrument: (any Instrument)?
@@ -116,6 +127,9 @@ public final class PostgresJournal: EventJournal {
     ///   - statementTimeout: How long a statement of the journal may run (a lock wait or an idle
     ///     moment inside one of its transactions, half of it); shorter than `leaseDuration`.
     ///     Default: half of `leaseDuration`, at most 2 seconds.
+    ///   - retention: What to delete when a snapshot is written, in the append's transaction (so
+    ///     fenced like it); see `JournalRetention`. Default: `nil`, every event is kept. Keep its
+    ///     `maximumEventsPrunedPerAppend` small enough to delete within `statementTimeout`.
     ///   - logger: Where queries are logged (at the client's levels).
     ///   - instrument: The instrument that injects a sender's `ServiceContext` into an inbox
     ///     entry and extracts it on the owner (see Inbox above). Default: `nil`, whichever
@@ -123,6 +137,7 @@ public final class PostgresJournal: EventJournal {
     public init(
         client: PostgresClient, node: String, leaseDuration: Duration = .seconds(10),
         connectionTimeout: Duration = .seconds(5), statementTimeout: Duration? = nil,
+        retention: JournalRetention? = nil,
         logger: Logger = Logger(label: "FeedbackLoopPostgres"), instrument: (any Instrument)? = nil
     ) {
         precondition(leaseDuration > .zero, "leaseDuration must be positive")
@@ -135,6 +150,7 @@ public final class PostgresJournal: EventJournal {
         self.leaseDuration = leaseDuration
         self.connectionTimeout = connectionTimeout
         self.statementTimeout = statementTimeout
+        self.retention = retention
         self.logger = logger
         self.instrument = instrument
         let (seconds, attoseconds) = statementTimeout.components
@@ -403,13 +419,30 @@ public final class PostgresJournal: EventJournal {
                 (sequence: try Self.bigint(snapshot.sequence, "snapshot sequence"), version: try Self.int(exactly: snapshot.schemaVersion),
                  payload: ByteBuffer(bytes: snapshot.payload))
             }
+            let retention = self.retention
             do {
                 try await transaction { db in
                     // One statement: the lease row's head moves only where the epoch owns a live
                     // lease and the events continue it, and the events and the snapshot are
                     // written only where it moved.
                     let written: [PostgresRow]
-                    if let snapshot {
+                    if let snapshot, retention != nil {
+                        written = try await db.rows("""
+                            WITH fence AS (
+                                UPDATE feedbackloop_leases SET head = \(last)
+                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
+                                RETURNING loop
+                            ), appended AS (
+                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
+                            ), snapshot AS (
+                                INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
+                                SELECT fence.loop, \(snapshot.sequence), \(snapshot.version), \(snapshot.payload) FROM fence
+                                ON CONFLICT (loop, sequence) DO UPDATE SET schema_version = EXCLUDED.schema_version, payload = EXCLUDED.payload
+                            )
+                            SELECT count(*) FROM fence
+                            """)
+                    } else if let snapshot {
                         written = try await db.rows("""
                             WITH fence AS (
                                 UPDATE feedbackloop_leases SET head = \(last)
@@ -443,7 +476,10 @@ public final class PostgresJournal: EventJournal {
                     }
                     var moved: Int64 = 0
                     for row in written { moved = try row.decode(Int64.self) }
-                    if moved == 1 { return }
+                    if moved == 1 {
+                        if snapshot != nil, let retention { try await Self.prune(db, loop: loop, retention) }
+                        return
+                    }
                     // Refused: say whether for the epoch or the sequence.
                     let rows = try await db.rows(
                         "SELECT epoch, head, lease_until > clock_timestamp() FROM feedbackloop_leases WHERE loop = \(loop)")
@@ -458,6 +494,24 @@ public final class PostgresJournal: EventJournal {
                 throw JournalError.fenced(loop: loop, epoch: epoch)
             }
         }
+    }
+
+    /// Deletes what `retention` does not keep of `loop`, in the append's transaction after its
+    /// fenced statement (so only where it moved the head, and undone with it): the snapshots
+    /// older than the newest `snapshotsKept`, and the events before the oldest kept snapshot (at
+    /// most `maximumEventsPrunedPerAppend`, the oldest first).
+    static func prune(_ db: JournalConnection, loop: String, _ retention: JournalRetention) async throws {
+        let offset = Int64(retention.snapshotsKept - 1), most = Int64(retention.maximumEventsPrunedPerAppend)
+        let rows = try await db.rows("""
+            SELECT sequence FROM feedbackloop_snapshots WHERE loop = \(loop) ORDER BY sequence DESC OFFSET \(offset) LIMIT 1
+            """)
+        guard let row = rows.first else { return }
+        let oldestKept = try StoredRow(row, loop: loop, table: "feedbackloop_snapshots").integer(0)
+        try await db.execute("DELETE FROM feedbackloop_snapshots WHERE loop = \(loop) AND sequence < \(oldestKept)")
+        try await db.execute("""
+            DELETE FROM feedbackloop_events WHERE loop = \(loop) AND sequence < LEAST(\(oldestKept),
+                (SELECT min(sequence) FROM feedbackloop_events WHERE loop = \(loop)) + \(most))
+            """)
     }
 
     /// Sends `event` to the loop `loop`, whichever node owns it: the event waits in the inbox

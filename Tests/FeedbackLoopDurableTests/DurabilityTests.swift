@@ -29,13 +29,15 @@ struct DurabilityTests {
             return DurabilityEnvironment(
                 backend: backend,
                 makeJournal: { try SQLiteJournal(path: path) },
-                depose: { loop in _ = try await SQLiteJournal(path: path).acquire(loop: loop) })
+                depose: { loop in _ = try await SQLiteJournal(path: path).acquire(loop: loop) },
+                makeJournalWithRetention: { try SQLiteJournal(path: path, retention: $0) })
         case .inMemory:
             let journal = InMemoryJournal()
             return DurabilityEnvironment(
                 backend: backend,
                 makeJournal: { journal },
-                depose: { loop in _ = try await journal.acquire(loop: loop) })
+                depose: { loop in _ = try await journal.acquire(loop: loop) },
+                makeJournalWithRetention: { journal.applying($0) })
         }
     }
 
@@ -84,8 +86,23 @@ struct DurabilityTests {
         try await DurabilityChecks.deposedOwnerIsFenced(Self.environment(store, backend))
     }
 
+    @Test(arguments: cases)
+    func retention(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.retention(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func deposedOwnerPrunesNothing(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.deposedOwnerPrunesNothing(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func pruningIsBounded(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.pruningIsBounded(Self.environment(store, backend))
+    }
+
     @Test("Every check in DurabilityChecks.all has a test here")
     func everyCheckHasATest() {
-        #expect(DurabilityChecks.all.count == 9)
+        #expect(DurabilityChecks.all.count == 12)
     }
 }

@@ -24,10 +24,12 @@ enum Server {
         return client
     }()
 
-    static func journal(leaseDuration: Duration = .seconds(10), statementTimeout: Duration? = nil) -> PostgresJournal {
+    static func journal(
+        leaseDuration: Duration = .seconds(10), statementTimeout: Duration? = nil, retention: JournalRetention? = nil
+    ) -> PostgresJournal {
         PostgresJournal(
             client: client, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration,
-            statementTimeout: statementTimeout)
+            statementTimeout: statementTimeout, retention: retention)
     }
 
     /// Runs `query` on the shared client and reads its answer to the end, so that it has run
@@ -62,7 +64,8 @@ enum Server {
     }
 
     static func environment(_ backend: Backend) -> DurabilityEnvironment {
-        DurabilityEnvironment(backend: backend, makeJournal: { journal() }, depose: depose)
+        DurabilityEnvironment(
+            backend: backend, makeJournal: { journal() }, depose: depose, makeJournalWithRetention: { journal(retention: $0) })
     }
 }
 
@@ -112,6 +115,21 @@ struct PostgresDurabilityTests {
     @Test(arguments: Backend.allCases)
     func deposedOwnerIsFenced(backend: Backend) async throws {
         try await DurabilityChecks.deposedOwnerIsFenced(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func retention(backend: Backend) async throws {
+        try await DurabilityChecks.retention(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func deposedOwnerPrunesNothing(backend: Backend) async throws {
+        try await DurabilityChecks.deposedOwnerPrunesNothing(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func pruningIsBounded(backend: Backend) async throws {
+        try await DurabilityChecks.pruningIsBounded(Server.environment(backend))
     }
 }
 

@@ -57,6 +57,25 @@ import Testing
         #expect(store.limits.withLock { $0 } == [1_024, 1_024, 1_024, 1, 1, 1])
     }
 
+    /// The built-in store measures retention: recovery from the pruned journal (the counter's
+    /// check passes, so every event is in the recovered state), the fills, and a pruned journal
+    /// that takes less disk than the whole one; a store without retention has none of these rows.
+    @Test func sqliteMeasuresRetention() async throws {
+        let report = try await DurableScenario(size: try BenchmarkSize(events: 1_000), recoveryEvents: 20_000)
+            .run(backends: [.callback], progress: { _ in })
+        #expect(report.failures.isEmpty)
+        func value(_ label: String) throws -> Double {
+            let row = try #require(report.rows.first { $0.label == label }, "no row '\(label)' in \(report.rows.map(\.label))")
+            return try #require(row.values["callback"] ?? row.limit)
+        }
+        let kept = "retention: keep 2 snapshots"
+        #expect(try value("recover 20000 events, snapshot every 1000, \(kept)") > 0)
+        #expect(try value("fill a journal: 20000 events, 4,096 per transaction, snapshot every 1000, \(kept)") > 0)
+        let whole = try value("journal on disk after 20000 events, snapshot every 1000")
+        let pruned = try value("journal on disk after 20000 events, snapshot every 1000, \(kept)")
+        #expect(pruned < whole, "pruned \(pruned) MB, whole \(whole) MB")
+    }
+
     /// Two SQLite stores in one process (this suite's and ScenarioRunTests' durable runs, side by
     /// side) keep their files apart: one's removal leaves the other's journals working.
     @Test func sqliteStoresInOneProcessDoNotShareFiles() throws {

@@ -11,6 +11,7 @@ extension Loop {
     /// Whether the loop carries its senders' `ServiceContext` to the effects their events cause
     /// (see ``ServiceContextPropagation``), as decided when it was made. Package-visible: a
     /// durable loop, whose events reach its inner loop from a task of its own, asks.
+    @inlinable
     package var propagatesServiceContext: Bool {
         engine.cause != nil
     }

@@ -35,10 +35,20 @@ public protocol DurableBenchmarkStore: Sendable {
     /// first reader of each freshly inserted row sets its hint bits (writing the page again).
     /// Default: nothing.
     func settle() async throws
+
+    /// A journal like ``journal()`` that applies `retention`, or `nil` when the store cannot
+    /// measure one (the retention rows are then left out). Default: `nil`.
+    func journal(retention: JournalRetention) async throws -> Journal?
+
+    /// The bytes `journal` takes on disk, or `nil` when the store cannot tell one journal's
+    /// share (the disk rows are then left out). Default: `nil`.
+    func bytesOnDisk(_ journal: Journal) async throws -> Int?
 }
 
 extension DurableBenchmarkStore {
     public func settle() async throws {}
+    public func journal(retention: JournalRetention) async throws -> Journal? { nil }
+    public func bytesOnDisk(_ journal: Journal) async throws -> Int? { nil }
 }
 
 /// The default store: a new SQLite file (WAL, `PRAGMA synchronous = FULL`) for every journal, in
@@ -50,6 +60,7 @@ struct SQLiteBenchmarkStore: DurableBenchmarkStore {
     let limit = "the SQLite journal's own appends, no loop (1,024 or 1 events per transaction)"
     let directory: URL
     private let files = Lock(0)
+    private let paths = Lock<[ObjectIdentifier: String]>([:])
 
     init() {
         directory = FileManager.default.temporaryDirectory.appending(path: "feedback-bench-durable-\(getpid())-\(UUID().uuidString)")
@@ -58,11 +69,32 @@ struct SQLiteBenchmarkStore: DurableBenchmarkStore {
     }
 
     func journal() throws -> SQLiteJournal {
+        try open(retention: nil)
+    }
+
+    func journal(retention: JournalRetention) throws -> SQLiteJournal? {
+        try open(retention: retention)
+    }
+
+    private func open(retention: JournalRetention?) throws -> SQLiteJournal {
         let file = files.withLock { files in
             files += 1
             return files
         }
-        return try SQLiteJournal(path: directory.appending(path: "\(file).sqlite").path)
+        let path = directory.appending(path: "\(file).sqlite").path
+        let journal = try SQLiteJournal(path: path, retention: retention)
+        paths.withLock { $0[ObjectIdentifier(journal)] = path }
+        return journal
+    }
+
+    /// The database file and its write-ahead log, once the log is checkpointed: what the journal
+    /// takes at rest (a live log holds up to ~1,000 pages more, whatever the journal's length).
+    func bytesOnDisk(_ journal: SQLiteJournal) async throws -> Int? {
+        guard let path = paths.withLock({ $0[ObjectIdentifier(journal)] }) else { return nil }
+        try await journal.checkpoint()
+        return [path, path + "-wal"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        }
     }
 
     func bareAppends(events: Int, perTransaction: Int) async throws -> Double {

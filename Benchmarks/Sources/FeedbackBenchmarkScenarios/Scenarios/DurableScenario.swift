@@ -16,10 +16,16 @@ import Foundation
 /// Recovery: opening a loop whose journal holds R events, with a snapshot every 1,000 events and
 /// with none, timed from the call until the loop runs. R is `--recovery-events` (default a
 /// tenth of `--events`, at most 100,000).
+///
+/// Retention, on a store that supports it: the same R events with a snapshot every 1,000 into a
+/// journal that keeps 2 snapshots (``retention``), the time to fill it and to recover from it,
+/// and the disk both snapshotted journals take.
 public struct DurableScenario: Sendable {
     public static let concurrentCallers = 64
     public static let snapshotEvery = 1_000
     public static let defaultMaximumRecoveryEvents = 100_000
+    /// The policy of the retention rows.
+    public static let retention = JournalRetention(keepingSnapshots: 2)
 
     public let size: BenchmarkSize
     public let recoveryEvents: Int
@@ -67,6 +73,12 @@ public struct DurableScenario: Sendable {
         let memory = "the same loop in memory, send (\(sends) events)"
         let withSnapshots = "recover \(recoveryEvents) events, snapshot every \(Self.snapshotEvery)"
         let withoutSnapshots = "recover \(recoveryEvents) events, no snapshot"
+        let kept = "retention: keep \(Self.retention.snapshotsKept) snapshots"
+        let fillPlain = "fill a journal: \(recoveryEvents) events, 4,096 per transaction, snapshot every \(Self.snapshotEvery)"
+        let fillRetained = "\(fillPlain), \(kept)"
+        let withRetention = "\(withSnapshots), \(kept)"
+        let diskPlain = "journal on disk after \(recoveryEvents) events, snapshot every \(Self.snapshotEvery)"
+        let diskRetained = "\(diskPlain), \(kept)"
 
         progress("durable: limits")
         let sends = self.sends, waitedSends = self.waitedSends
@@ -79,8 +91,18 @@ public struct DurableScenario: Sendable {
         progress("durable: filling a journal of \(recoveryEvents) events, twice")
         let snapshotted = try await store.journal(), snapshottedID = nextID()
         let plain = try await store.journal(), plainID = nextID()
+        let fillStart = Nanoseconds.now()
         try await Self.fill(snapshotted, id: snapshottedID, events: recoveryEvents, snapshotEvery: Self.snapshotEvery)
+        let fillTime = Double(Nanoseconds.now() - fillStart) / Double(recoveryEvents)
         try await Self.fill(plain, id: plainID, events: recoveryEvents, snapshotEvery: nil)
+        let retained = try await store.journal(retention: Self.retention), retainedID = nextID()
+        if let retained {
+            progress("durable: filling a journal of \(recoveryEvents) events with retention")
+            report.recordLimit(fillPlain, "ns/event", .lower, value: fillTime)
+            let start = Nanoseconds.now()
+            try await Self.fill(retained, id: retainedID, events: recoveryEvents, snapshotEvery: Self.snapshotEvery)
+            report.recordLimit(fillRetained, "ns/event", .lower, value: Double(Nanoseconds.now() - start) / Double(recoveryEvents))
+        }
         try await store.settle()
 
         for backend in backends {
@@ -111,6 +133,16 @@ public struct DurableScenario: Sendable {
                 report.record(withoutSnapshots, "ms", .lower, backend: backend.rawValue, value: try await median(of: 1) {
                     try await Self.measureRecovery(backend, plain, id: plainID, events: recoveryEvents)
                 })
+                if let retained {
+                    report.record(withRetention, "ms", .lower, backend: backend.rawValue, value: try await median(of: 3) {
+                        try await Self.measureRecovery(backend, retained, id: retainedID, events: recoveryEvents)
+                    })
+                    // A property of the journal, not of the backend: the same in every column.
+                    if let plainBytes = try await store.bytesOnDisk(snapshotted), let retainedBytes = try await store.bytesOnDisk(retained) {
+                        report.record(diskPlain, "MB", .lower, backend: backend.rawValue, value: Double(plainBytes) / 1e6)
+                        report.record(diskRetained, "MB", .lower, backend: backend.rawValue, value: Double(retainedBytes) / 1e6)
+                    }
+                }
             }
         }
         return report
