@@ -20,9 +20,9 @@
 # third is the life of an idle loop (create, start, stop, release), per loop. A fourth is issue 27's
 # service shape: 1,000 live counter loops, one sender, events round robin, each sent once the
 # previous one was observed (a DispatchSemaphore the loop's observer signals), so that every event
-# wakes an idle loop; beside the backends, the bare hand-offs they are built on: a task parked
-# per unit on a continuation and resumed per event (stream), an actor per unit entered by a new
-# Task per event, and a few shared worker threads with a ready queue of units (actor).
+# wakes an idle loop; beside the backends, the two bare hand-offs they are built on: a task parked
+# per unit on a continuation and resumed per event, and an actor per unit entered by a new Task
+# per event.
 #
 #   Benchmarks/scripts/callgrind.sh                          # all four tables (about 25 minutes on 2 cores)
 #   Benchmarks/scripts/callgrind.sh --only "callback actor"  # some rows
@@ -53,7 +53,7 @@ units_of() { # workload contender
         w1 | child) n=100000 ;;
         w2) n=50000 ;;
         w3 | w3-callback | loops) n=10000 ;;
-        keyed-children | plain-array | service | service-actor | service-workers) n=20000 ;;
+        keyed-children | plain-array | service | service-actor) n=20000 ;;
     esac
     if [ "$2" = opencombine ]; then n=$((n / 5)); fi
     echo "$n"
@@ -90,7 +90,7 @@ per_unit_median() { # workload contender
 }
 
 if [ "${1:-}" = --profile ]; then
-    workload=${2:?workload: w1, w2, w3, w3-callback, child, keyed-children, plain-array, loops, service, service-actor or service-workers}
+    workload=${2:?workload: w1, w2, w3, w3-callback, child, keyed-children, plain-array, loops, service or service-actor}
     contender=${3:?contender: bare, callback, actor, stream or opencombine}
     out="$work/profile"
     # shellcheck disable=SC2046
@@ -190,7 +190,6 @@ if wants service; then
             bare)
                 service_row "bare: a task parked per unit on a continuation, resumed per event" service bare
                 service_row "bare: an actor per unit, entered by a new Task per event" service-actor bare
-                service_row "bare: shared worker threads and a ready queue (what actor is built on)" service-workers bare
                 ;;
             *) service_row "$contender" service "$contender" ;;
         esac

@@ -32,8 +32,8 @@
 /// A loop is `Sendable`: send from any thread or task. With ``Backend/callback`` the reducer,
 /// feedbacks and observers run on whichever thread holds the drain role (the sender that found
 /// the loop idle drains the queue before its `send` returns); with ``Backend/actor`` they run on
-/// the process's shared worker threads (or on the loop's ``LoopConfiguration/executor``), and
-/// with ``Backend/stream`` in its host task (see ``LoopHosting``), and `send` only enqueues. On every backend they never run concurrently with each other.
+/// the loop's actor, and with ``Backend/stream`` in its host task (see ``LoopHosting``), and
+/// `send` only enqueues. On every backend they never run concurrently with each other.
 ///
 /// ## Cancellation and lifetime
 /// A feedback decides when its effects are cancelled: ``Feedback/skippingRepeated(_:effects:)``
@@ -63,12 +63,12 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - initial: The first state.
     ///   - reduce: The only place state changes. It must be pure and fast: it runs on the drain
-    ///     thread, a shared worker or the host task, and everything else waits for it.
+    ///     thread or the loop's actor, and everything else waits for it.
     ///   - feedbacks: The rules that start and cancel effects; see ``Feedback``.
     ///   - backend: The engine; see ``Backend``.
     ///   - configuration: Capacity, logging and the effect-error hook.
     ///   - instrumentation: Hooks that see each transition, effect and dropped event.
-    // Inlinable so that the engine — above all the actor's drain, whose first turn is queued
+    // Inlinable so that the engine — above all the actor's drain, whose first wake-up starts
     // here — is specialised in the caller's binary for its `State` and `Event`; built inside the
     // library it would run generic code with run-time metadata lookups on every event.
     @inlinable
@@ -123,8 +123,8 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// With ``Backend/callback``, if no other thread is draining, the event (and anything queued
     /// meanwhile) is reduced before `send` returns; otherwise it is queued for the thread that is.
-    /// With ``Backend/actor`` and ``Backend/stream`` the event is queued and the loop handed to
-    /// a shared worker, or its host task woken, if needed.
+    /// With ``Backend/actor`` and ``Backend/stream`` the event is queued and the loop's actor or
+    /// host task woken if needed.
     ///
     /// After ``stop()`` began the event is dropped, counted in
     /// ``LoopStatistics/eventsDroppedAfterStop`` and logged the first time; it never traps. A full

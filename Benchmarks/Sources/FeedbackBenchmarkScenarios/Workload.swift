@@ -36,8 +36,7 @@ public enum Contender: Hashable, Sendable, CustomStringConvertible {
 /// events round robin, each sent once the previous one was observed, so that every event wakes an
 /// idle loop; its bare limit is a task parked per unit on a continuation and resumed per event.
 /// `service-actor` is the same harness around its other bare limit, an actor per unit entered by
-/// a new `Task` per event; it runs only bare. `service-workers` is its third bare limit, the
-/// hand-off the `actor` backend is built on: a few shared worker threads and a ready queue.
+/// a new `Task` per event; it runs only bare.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     case w1, w2, w3
     case w3callback = "w3-callback"
@@ -47,7 +46,6 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case loops
     case service
     case serviceActor = "service-actor"
-    case serviceWorkers = "service-workers"
 
     /// The scenario this workload reproduces.
     public var scenario: Scenario {
@@ -57,16 +55,15 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w3, .w3callback: .cancellation
         case .child, .children, .plainArray: .composition
         case .loops: .loops
-        case .service, .serviceActor, .serviceWorkers: .service
+        case .service, .serviceActor: .service
         }
     }
 
     /// Whether the peer runs this workload.
     public var hasPeer: Bool { scenario != .composition && scenario != .service }
 
-    /// Whether the backends run this workload; `service-actor` and `service-workers` are bare
-    /// limits only.
-    public var runsOnBackends: Bool { self != .serviceActor && self != .serviceWorkers }
+    /// Whether the backends run this workload; `service-actor` is a bare limit only.
+    public var runsOnBackends: Bool { self != .serviceActor }
 
     /// Units per callgrind run: sends, cycles or switches.
     public var callgrindUnits: Int {
@@ -77,7 +74,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .child: 100_000
         case .children, .plainArray: 20_000
         case .loops: 10_000
-        case .service, .serviceActor, .serviceWorkers: 20_000
+        case .service, .serviceActor: 20_000
         }
     }
 
@@ -151,11 +148,9 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
             try await serviceOn(ParkedUnits.self, backend: .callback, units: units)
         case (.serviceActor, .bare):
             try await serviceOn(ActorUnits.self, backend: .callback, units: units)
-        case (.serviceWorkers, .bare):
-            try await serviceOn(WorkerUnits.self, backend: .callback, units: units)
-        case (.serviceActor, .backend), (.serviceWorkers, .backend):
+        case (.serviceActor, .backend):
             throw ScenarioFailure("\(rawValue) is a bare limit: run it with --bare")
-        case (.service, .peer), (.serviceActor, .peer), (.serviceWorkers, .peer):
+        case (.service, .peer), (.serviceActor, .peer):
             throw ScenarioFailure("\(rawValue): \(PeerSystems.name) reduces on the sender's thread and has no wake-up to measure")
         }
     }

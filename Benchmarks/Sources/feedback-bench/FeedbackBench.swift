@@ -93,9 +93,8 @@ struct FeedbackBench: ParsableCommand {
         into a child feature's own loop), keyed-children (into 1,000 keyed children of it), plain-array \
         (into the same 1,000 children in a plain array, no composition), loops \
         (create, start, stop and release an idle loop), service (an event into one of 1,000 idle \
-        loops, sent once the previous one was observed), service-actor (its second limit, --bare only: \
-        a bare actor entered by a new Task per event) or service-workers (its third, --bare only: shared \
-        worker threads and a ready queue).
+        loops, sent once the previous one was observed) or service-actor (its second limit, --bare only: \
+        a bare actor entered by a new Task per event).
         """)
     var workload: String?
 

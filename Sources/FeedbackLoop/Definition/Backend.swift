@@ -9,11 +9,9 @@
 ///   the spot, and every event queued meanwhile by any thread is drained in the same pass. No
 ///   thread hop and no task per event: the cheapest way to run a loop, and the one whose `send`
 ///   has reduced the event by the time it returns when no other thread is draining.
-/// - ``actor``: shared worker threads (one per CPU, for every such loop of the process) run the
-///   reducer. `send` enqueues and, if the loop is idle, queues it once for a worker, with no task;
-///   the worker drains whatever has arrived, in batches, and gives way to other loops every 1,024
-///   events. With ``LoopConfiguration/executor`` an actor on that executor runs it instead, woken
-///   by one task. Sending never runs the reducer on the caller's thread.
+/// - ``actor``: an actor owns the state and runs the reducer. `send` enqueues and, if the actor is
+///   not already draining, wakes it with one task; the actor then drains whatever has arrived, in
+///   batches. Sending never runs the reducer on the caller's thread.
 /// - ``stream``: the loop as one structured task tree. A task of the loop's (or the caller of
 ///   ``Loop/run()``, see ``LoopHosting``) owns the state and consumes an `AsyncStream`; every
 ///   `.run` effect is a child task in its task group, so task-local values bound around the loop
@@ -23,8 +21,7 @@
 public enum Backend: String, CaseIterable, Sendable, Hashable, Codable, CustomStringConvertible {
     /// A lock-protected event queue drained by whichever thread holds the drain role.
     case callback
-    /// Shared worker threads (or the loop's executor) drain the event queue in batches, off the
-    /// sender's thread.
+    /// An actor that owns the state and drains the event queue in batches on its own executor.
     case actor
     /// One task that owns the state, fed by an `AsyncStream`, with every `.run` effect a child
     /// task of it.

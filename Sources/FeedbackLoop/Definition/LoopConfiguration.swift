@@ -48,10 +48,8 @@ public struct LoopConfiguration: Sendable {
     }
 
     /// The executor a loop on ``Backend/actor`` runs on: its reducer, feedbacks, observers and the
-    /// synchronous start of its `.callback` effects all run isolated to this `SerialExecutor`,
-    /// and each wake-up of an idle loop is a task that enters it. `nil`, the default, runs the
-    /// loop on the process's shared workers: one thread per CPU, shared by every `actor` loop
-    /// without an executor, woken with no task (see ``Backend/actor``).
+    /// synchronous start of its `.callback` effects all run isolated to this `SerialExecutor`.
+    /// `nil`, the default, gives the loop an actor of its own on the default executor.
     ///
     /// Give a server's own executor to keep a loop's work on it with no thread hop — for example
     /// SwiftNIO's `eventLoop.executor`, so that a per-connection loop runs on that connection's

@@ -1,6 +1,5 @@
 import Dispatch
 import FeedbackLoop
-import Foundation
 import Synchronization
 
 /// `service`: many live loops that each receive an event now and then — one loop per session in a
@@ -23,11 +22,8 @@ import Synchronization
 /// asynchronous backends are built on, and what their wake-up is compared with (the rows "by
 /// hand: a task parked per unit" and "× parked task"). The other needs no hand-off: a counter
 /// behind a lock per unit, reduced on the sending thread and observed once the lock is released —
-/// what `callback` does, which beats every hand-off. The third is the hand-off the `actor`
-/// backend is built on: a few shared worker threads and a ready queue of units that have work,
-/// no task and no continuation per event (the rows "by hand: shared workers" and "× shared
-/// workers"). A limit is a floor: a backend that beats it means the limit is not the best
-/// hand-written version of the job.
+/// what `callback` does, which beats every hand-off. A limit is a floor: a backend that beats
+/// it means the limit is not the best hand-written version of the job.
 public struct ServiceScenario: Sendable {
     /// The open loop's offered rates, in events per second.
     public static let rates: [Double] = [10_000, 100_000, 1_000_000]
@@ -91,7 +87,7 @@ public struct ServiceScenario: Sendable {
         _ = try await Self.closedLoop(InPlaceUnits.self, backend: .callback, loops: populations[0], events: closedEvents(loops: populations[0]))
         var report = ScenarioReport(
             scenario: .service,
-            limit: "the best of a counter per unit behind a lock, reduced in place, a task parked per unit on a continuation, and shared worker threads with a ready queue (by hand)")
+            limit: "the better of a counter per unit behind a lock, reduced in place, and a task parked per unit on a continuation (by hand)")
         for loops in populations {
             let label = "closed loop, \(loops) loops"
             let events = closedEvents(loops: loops)
@@ -99,11 +95,8 @@ public struct ServiceScenario: Sendable {
             let inPlace = try await Self.closedLoop(InPlaceUnits.self, backend: .callback, loops: loops, events: events, repetitions: size.repetitions)
             progress("service: \(label), limit parked task")
             let parked = try await Self.closedLoop(ParkedUnits.self, backend: .callback, loops: loops, events: events, repetitions: size.repetitions)
-            progress("service: \(label), limit shared workers")
-            let workers = try await Self.closedLoop(WorkerUnits.self, backend: .callback, loops: loops, events: events, repetitions: size.repetitions)
-            report.recordLimit(label, "ns/event", .lower, value: Swift.min(inPlace, parked, workers))
+            report.recordLimit(label, "ns/event", .lower, value: Swift.min(inPlace, parked))
             report.recordLimit("\(label), by hand: a task parked per unit", "ns/event", .lower, value: parked)
-            report.recordLimit("\(label), by hand: shared workers and a ready queue", "ns/event", .lower, value: workers)
             for backend in backends {
                 try await report.measure(backend) { report in
                     progress("service: \(label), \(backend)")
@@ -111,7 +104,6 @@ public struct ServiceScenario: Sendable {
                         LoopUnits.self, backend: backend, loops: loops, events: events, repetitions: size.repetitions)
                     report.record(label, "ns/event", .lower, backend: backend.rawValue, value: nanoseconds)
                     report.record(label, "× parked task", .lower, backend: backend.rawValue, value: nanoseconds / parked)
-                    report.record(label, "× shared workers", .lower, backend: backend.rawValue, value: nanoseconds / workers)
                 }
             }
         }
@@ -122,15 +114,8 @@ public struct ServiceScenario: Sendable {
             let inPlace = try await Self.openLoop(InPlaceUnits.self, backend: .callback, loops: openLoops, rate: rate, events: events)
             progress("service: \(label), limit parked task")
             let parked = try await Self.openLoop(ParkedUnits.self, backend: .callback, loops: openLoops, rate: rate, events: events)
-            progress("service: \(label), limit shared workers")
-            let workers = try await Self.openLoop(WorkerUnits.self, backend: .callback, loops: openLoops, rate: rate, events: events)
-            for (((metric, better, inPlace), (_, _, parked)), (_, _, workers)) in zip(zip(inPlace, parked), workers) {
-                report.recordLimit(
-                    label, metric, better,
-                    value: better == .higher ? Swift.max(inPlace, parked, workers) : Swift.min(inPlace, parked, workers))
-            }
-            for (metric, better, value) in workers {
-                report.recordLimit("\(label), by hand: shared workers and a ready queue", metric, better, value: value)
+            for ((metric, better, inPlace), (_, _, parked)) in zip(inPlace, parked) {
+                report.recordLimit(label, metric, better, value: better == .higher ? Swift.max(inPlace, parked) : Swift.min(inPlace, parked))
             }
             for (metric, better, value) in parked {
                 report.recordLimit("\(label), by hand: a task parked per unit", metric, better, value: value)
@@ -474,185 +459,6 @@ struct ActorUnits: ServiceUnits {
             guard reduced == sent, sightings[unit].count == sent else {
                 throw ScenarioFailure("\(what): actor \(unit) reduced \(reduced) and was seen to reduce \(sightings[unit].count) events, \(sent) sent")
             }
-        }
-    }
-}
-
-/// The third hand-written hand-off, and the limit of the `actor` backend since it runs on shared
-/// workers: a few long-lived threads (one per CPU) and one ready queue of units that have work. A
-/// unit is queued once, when its first event arrives while it is idle; a worker takes it, reduces
-/// what it holds, reports, and queues it again only if events arrived meanwhile; a worker with
-/// nothing to do parks on a condition variable, which the sender signals when it queues a unit
-/// while a worker is parked. No task and no continuation per event.
-struct WorkerUnits: ServiceUnits {
-    let units: [WorkerUnit]
-    let workers: HandWorkers
-    let sightings: [Sightings]
-
-    static func name(_ backend: Backend) -> String { "limit shared workers" }
-
-    init(backend: Backend, count: Int, observed: @escaping @Sendable (Int, Int) -> Void) async {
-        let reduce = opaque(Systems.add)
-        sightings = (0..<count).map { Sightings(unit: $0, observed: observed) }
-        units = sightings.map { WorkerUnit(reduce: reduce, sightings: $0) }
-        workers = HandWorkers(threads: Swift.max(1, ProcessInfo.processInfo.activeProcessorCount))
-    }
-
-    func send(to unit: Int) { units[unit].send(workers) }
-
-    func finish(_ what: String, expected: (Int) -> Int) async throws {
-        await workers.stop()
-        for (unit, worker) in units.enumerated() {
-            let reduced = worker.reduced
-            let sent = expected(unit)
-            guard reduced == sent, sightings[unit].count == sent else {
-                throw ScenarioFailure("\(what): unit \(unit) reduced \(reduced) and was seen to reduce \(sightings[unit].count) events, \(sent) sent")
-            }
-        }
-    }
-}
-
-/// One unit of the shared-workers limit: an inbox of events, whether the unit is in the ready
-/// queue (or being drained), and a counter only the worker that holds the unit touches.
-final class WorkerUnit: @unchecked Sendable {
-    // @unchecked: `count` is touched only by the worker that took the unit from the ready queue;
-    // a unit is in the queue or held by one worker at most (`queued`, under `inbox`'s lock), and
-    // the queue's lock orders the hand-over between workers.
-    private struct Inbox {
-        var pending = 0
-        var queued = false
-    }
-
-    private let inbox = InlineLock(Inbox())
-    /// `@exclusivity(unchecked)`: one worker at a time already makes every access exclusive, and
-    /// a hand-written limit should not pay the run-time check (a few hundred instructions).
-    @exclusivity(unchecked) private var count = 0
-    private let reduce: @Sendable (inout Int, Int) -> Void
-    private let sightings: Sightings
-
-    init(reduce: @escaping @Sendable (inout Int, Int) -> Void, sightings: Sightings) {
-        self.reduce = reduce
-        self.sightings = sightings
-    }
-
-    /// Once the workers have stopped.
-    var reduced: Int { inbox.withLock { _ in count } }
-
-    func send(_ workers: HandWorkers) {
-        let wake = inbox.withLock { inbox -> Bool in
-            inbox.pending += 1
-            if inbox.queued { return false }
-            inbox.queued = true
-            return true
-        }
-        if wake { workers.schedule(self) }
-    }
-
-    /// A worker's turn: reduces what the inbox holds and reports; `true` if events arrived
-    /// meanwhile and the unit must be queued again.
-    func turn() -> Bool {
-        let events = inbox.withLock { inbox -> Int in
-            defer { inbox.pending = 0 }
-            return inbox.pending
-        }
-        for _ in 0..<events { reduce(&count, 1) }
-        sightings.report(count)
-        return inbox.withLock { inbox -> Bool in
-            if inbox.pending > 0 { return true }
-            inbox.queued = false
-            return false
-        }
-    }
-}
-
-/// The shared-workers limit's threads and ready queue: a pthread mutex and condition variable,
-/// as a hand-written scheduler would use.
-final class HandWorkers: @unchecked Sendable {
-    // @unchecked: `ready`, `head`, `count`, `parked` and `stopping` are touched only with `mutex`
-    // held, which also makes every access exclusive: no run-time exclusivity check.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let wakeUp: UnsafeMutablePointer<pthread_cond_t>
-    /// A ring of queued units, `count` of them from `head`.
-    @exclusivity(unchecked) private var ready: [WorkerUnit?] = Array(repeating: nil, count: 1_024)
-    @exclusivity(unchecked) private var head = 0
-    @exclusivity(unchecked) private var count = 0
-    @exclusivity(unchecked) private var parked = 0
-    @exclusivity(unchecked) private var stopping = false
-    private let threads: Int
-    private let exited = DispatchGroup()
-
-    init(threads: Int) {
-        self.threads = threads
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-        wakeUp = .allocate(capacity: 1)
-        pthread_cond_init(wakeUp, nil)
-        for _ in 0..<threads {
-            exited.enter()
-            let thread = Thread { [self] in
-                work()
-                exited.leave()
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-    }
-
-    deinit {
-        pthread_cond_destroy(wakeUp)
-        wakeUp.deallocate()
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func schedule(_ unit: WorkerUnit) {
-        pthread_mutex_lock(mutex)
-        if count == ready.count {
-            var grown: [WorkerUnit?] = Array(repeating: nil, count: ready.count * 2)
-            for index in 0..<count { grown[index] = ready[(head + index) % ready.count] }
-            ready = grown
-            head = 0
-        }
-        ready[(head + count) % ready.count] = unit
-        count += 1
-        let wake = parked > 0
-        pthread_mutex_unlock(mutex)
-        if wake { pthread_cond_signal(wakeUp) }
-    }
-
-    /// Ends every worker once the queue is empty, and returns when they have ended.
-    func stop() async {
-        pthread_mutex_lock(mutex)
-        stopping = true
-        pthread_mutex_unlock(mutex)
-        pthread_cond_broadcast(wakeUp)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            exited.notify(queue: .global()) { done.resume() }
-        }
-    }
-
-    private func work() {
-        while let unit = next() {
-            if unit.turn() { schedule(unit) }
-        }
-    }
-
-    /// The unit at the front of the queue, parking until there is one; `nil` once stopping with
-    /// the queue empty.
-    private func next() -> WorkerUnit? {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while true {
-            if count > 0 {
-                let unit = ready[head].take()
-                head = (head + 1) % ready.count
-                count -= 1
-                return unit
-            }
-            if stopping { return nil }
-            parked += 1
-            pthread_cond_wait(wakeUp, mutex)
-            parked -= 1
         }
     }
 }

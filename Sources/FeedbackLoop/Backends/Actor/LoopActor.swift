@@ -1,7 +1,9 @@
 /// An actor that owns a loop's state (state, reducer, feedbacks, observers), so the compiler,
 /// not a convention, keeps every other thread away from the state.
 ///
-/// ``ExecutorLoopActor`` runs on a `SerialExecutor` the user gave in ``LoopConfiguration/executor``.
+/// Two actors share this shape: ``LoopActor`` runs on its own default executor, and
+/// ``ExecutorLoopActor`` on a `SerialExecutor` the user gave in ``LoopConfiguration/executor``
+/// (an actor that names its executor has no default one, hence two types).
 ///
 /// Everything the actor does is in this protocol's extension: statically dispatched functions
 /// isolated to the actor, which a client binary specialises for its `State` and `Event`. Actor
@@ -26,6 +28,17 @@ extension OwnerActor {
     @inlinable
     func tearDown(_ engine: LoopEngine<State, Event>) {
         engine.tearDown(owner)
+    }
+}
+
+/// The `actor` backend's actor on its own default executor.
+@usableFromInline
+final actor LoopActor<State: Sendable, Event: Sendable>: OwnerActor {
+    @usableFromInline let owner: StateOwner<State, Event>
+
+    @inlinable
+    init(owner: sending StateOwner<State, Event>) {
+        self.owner = owner
     }
 }
 
