@@ -5,10 +5,9 @@ import Synchronization
 // runs it — one event in place, or pass after pass over the queue — and what stop leaves undone.
 
 extension LoopEngine {
-    /// Queue items a backend that shares its thread (`actor`, on the shared workers or the user's
-    /// executor; the `stream` host, on the cooperative pool) handles before it gives way: ~50–100 µs
-    /// of a light reducer, so that giving way (about a microsecond) costs the loop about 1 % while
-    /// other loops and tasks wait at most one turn.
+    /// Queue items a backend that shares its thread (the actor, the stream's host, on a pool of
+    /// one thread per CPU) handles before it yields: ~50–100 µs of a light reducer, so that a
+    /// yield (about a microsecond) costs the loop about 1 % while other tasks wait at most one turn.
     @inlinable
     static var turnBudget: Int { 1_024 }
 
@@ -61,7 +60,7 @@ extension LoopEngine {
     /// measure it); events arriving during a pass, or a second look that pays, bring the second
     /// look back (see ``StateOwner/secondLookPays``). Once it has handled
     /// `budget` items it pauses at the end of the batch, keeping the role: a holder that shares
-    /// its thread (see ``turnBudget``) gives way to other work there.
+    /// its thread (the actor, on a pool of one thread per CPU) gives way to other work there.
     @inlinable
     @discardableResult
     func drainPass(
@@ -149,8 +148,7 @@ extension LoopEngine {
         }
     }
 
-    /// A turn of a backend that shares its thread (`actor` on the user's executor, the `stream`
-    /// host; `actor` on the shared workers takes one pass per turn instead): passes until the
+    /// A turn of a backend that shares its thread (`actor`, the `stream` host): passes until the
     /// queue is empty, yielding the thread every ``turnBudget`` items and once more before giving
     /// the role up — a sender in full flow refills the queue meanwhile, and one wake-up then
     /// serves the whole burst. Under a sustained flow the yields keep a drain from starving every

@@ -4,9 +4,9 @@ import Testing
 
 /// Rule: a loop that always has work never keeps the threads it shares with other work.
 ///
-/// `stream` drains on the cooperative pool and `actor` on the shared workers, each one thread per
-/// CPU: a drain that never gave way would stall everything else there — other loops, and on the
-/// pool timers and a server's requests — for as long as the loop stays busy. `callback` drains on the thread of the sender
+/// `actor` and `stream` drain on the cooperative pool, one thread per CPU: a drain that never
+/// gave way would stall every other task in the process — other loops, timers, a server's
+/// requests — for as long as the loop stays busy. `callback` drains on the thread of the sender
 /// that found it idle and shares no thread: its busy loops stay on their senders' threads.
 @Suite("A busy loop leaves the pool to other tasks")
 struct FairnessTests {
