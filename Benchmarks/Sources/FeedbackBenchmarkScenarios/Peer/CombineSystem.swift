@@ -387,7 +387,7 @@ public enum CombineSystem {
             // External events are a feedback like any other, a subject's stream under one token:
             // RxFeedback's UI bindings and CombineFeedback's input feedback. Sending straight into
             // the queue measured 2,718 instructions per send, 15 % of the library's 18,083, so the
-            // library's sends do go through a subject (BENCHMARKS.md, the peer).
+            // library's sends do go through a subject (Benchmarks/README.md, the peer).
             let external = Feedback<State, Event>.custom { _ in input.eraseToAnyPublisher() }
             let cancellable = CombineSystem.system(
                 initial: initial, reduce: reduce, scheduler: Trampoline(), feedbacks: [external] + feedbacks

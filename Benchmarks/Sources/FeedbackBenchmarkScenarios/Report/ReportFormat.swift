@@ -1,7 +1,7 @@
 import Foundation
 
 /// How a ``BenchmarkReport`` is written out: a Markdown table per scenario (readable in a terminal
-/// and pasteable into BENCHMARKS.md as is), JSON (the input of `Benchmarks/scripts/chart.py`), or CSV.
+/// and pasteable into Benchmarks/README.md as is), JSON (the input of `Benchmarks/scripts/chart.py`), or CSV.
 public enum ReportFormat: String, CaseIterable, Codable, Sendable {
     case table, json, csv
 
