@@ -3,6 +3,7 @@ import FeedbackLoop
 import FeedbackLoopDurable
 import FeedbackLoopPostgres
 import FeedbackLoopServices
+import FeedbackLoopTracing
 import Foundation
 import Logging
 import PostgresNIO
@@ -93,8 +94,13 @@ final class DurableSessions: Sendable {
             logger[metadataKey: "session"] = "\(id)"
             // The metrics see the durable loop's inner loop, where an effect's event is one step
             // to be journaled and another once reduced.
+            // Spans too, when the server traces: the durable loop carries each request's context
+            // through its journal into the inner loop, whose steps and effects LoopTracing spans.
+            var instruments: [any LoopInstrument] = []
+            if let metrics = configuration.metrics { instruments.append(metrics) }
+            if let tracer = configuration.tracer { instruments.append(LoopTracing(tracer: tracer)) }
             let loopConfiguration = LoopConfiguration(
-                label: "pharmacies", logger: logger, instruments: configuration.metrics.map { [$0] } ?? [],
+                label: "pharmacies", logger: logger, instruments: instruments,
                 executor: eventLoops.isEmpty
                     ? nil : eventLoops[PharmacySessions.slot(of: id, among: eventLoops.count)].executor)
             let environment = Pharmacies.Environment(service: configuration.makeService(id))
