@@ -102,8 +102,11 @@ extension LoopEngine {
                 switch action {
                 case .released, .releasedWaking:
                     // Still inside the lock, so still ours: hand the buffer back for the next drain
-                    // (unless a burst grew it: it is freed with `batch`, after the lock).
+                    // (unless a burst grew it: it is freed with `batch`, after the lock), and note
+                    // whether this pass found work for the next holder's second look. After the
+                    // lock the owner is no longer ours: the next holder may be reading both.
                     owner.spare = Self.keeps(batch) ? batch : []
+                    if first == nil && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
                 case .drainMore, .keepRole, .pause, .tearDown:
                     break
                 }
@@ -129,10 +132,8 @@ extension LoopEngine {
                     owner.process(item, engine: self)
                 }
             case .released:
-                if first == nil && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
                 return .released
             case .releasedWaking(let waiters):
-                if first == nil && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
                 for waiter in waiters { waiter.resume() }
                 return .released
             case .keepRole:
