@@ -97,6 +97,22 @@ final class HeldCalls<Request: Sendable, Answer: Sendable>: Sendable {
         return waiting
     }
 
+    /// Answers the first call made with `request` that is not answered yet; records a failure if
+    /// there is none. For calls whose order the test does not fix: effects run in tasks of their
+    /// own, and two started one after the other may reach the service in either order.
+    @discardableResult
+    func answer(_ request: Request, with answer: Answer, sourceLocation: SourceLocation = #_sourceLocation) -> Bool
+    where Request: Equatable {
+        let index = storage.withLock { storage in
+            storage.calls.firstIndex { $0.request == request && !$0.answered }
+        }
+        guard let index else {
+            Issue.record("no unanswered call with \(request) among \(requests)", sourceLocation: sourceLocation)
+            return false
+        }
+        return self.answer(index, with: answer)
+    }
+
     /// Returns once `count` calls have been made, or records a failure after `limit`.
     func waitForCalls(_ count: Int, limit: Duration = exampleTimeout, sourceLocation: SourceLocation = #_sourceLocation) async {
         await wait("\(count) calls", limit: limit, sourceLocation) { $0.count >= count }
