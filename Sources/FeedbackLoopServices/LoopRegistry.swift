@@ -86,11 +86,10 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
         /// figures come from the instrumentation `makeLoop` gives them).
         public var loopMetrics: LoopMetrics?
         #if Tracing
-        /// Makes a span for each use the registry refuses ("Refused uses in
-        /// traces" in ``LoopRegistry``), if set; `nil`, the default, makes none. The
-        /// loops' spans, and those of events their services refuse, come from the `LoopTracing`
-        /// that `makeLoop` puts in each loop's `LoopConfiguration/instruments`: give both the same
-        /// tracer.
+        /// Makes a span for each use the registry refuses ("Refused uses in traces" in
+        /// ``LoopRegistry``), if set; `nil`, the default, makes none. The loops' spans, and those
+        /// of events their services refuse, come from the `LoopTracing` that `makeLoop` puts in
+        /// each loop's `LoopConfiguration/instruments`: give both the same tracer.
         public var tracing: LoopTracing?
         #endif
 

@@ -181,8 +181,7 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     ///
     /// - Throws: ``LoopServiceError/notAcceptingEvents`` if shutdown had begun (the event is
     ///   counted in ``eventsRefused``, has a span when the loop has `LoopTracing`, and never
-    ///   reaches the loop); otherwise what
-    ///   `Loop.sendAndWait(_:)` throws.
+    ///   reaches the loop); otherwise what `Loop.sendAndWait(_:)` throws.
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
         if case .refused(let isFirst) = gate.enter() {

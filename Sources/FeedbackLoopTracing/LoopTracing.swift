@@ -22,11 +22,8 @@ import Tracing
 ///   case name (its payload is never read: it may hold what a trace must not);
 /// - a span **`reduce`** for each event the loop drops instead, ended at once, with
 ///   `feedback_loop.dropped` set to the `DropReason`'s raw value (`afterStop`, `overCapacity`,
-///   `fromCancelledEffect`, `discardedAtStop`), a child of the event's context: its sender's
-///   span, or the span of the effect that sent it. It is made wherever the drop is decided: in
-///   the sender's call for a full queue or a loop that has stopped, in `Loop.stop()` for what
-///   stop discards, on the drain for an effect's event that reaches its turn after the effect
-///   was cancelled;
+///   `fromCancelledEffect`, `discardedAtStop`), a child of the event's context (its sender's
+///   span, or the span of the effect that sent it) whichever thread reports the drop;
 /// - a span **`effect`** per `.run` or `.callback` effect, a child of the `reduce` span of the
 ///   event whose step started it (an effect of the initial state has no parent: it begins a
 ///   trace). It lasts from the effect's start to its end, and its attribute

@@ -15,9 +15,14 @@ func withDrainHeld<State: Sendable, Event: Sendable, T>(
     try await withBlockingTurn {
         let holding = Latch()
         let release = DispatchGate()
-        let held = Lock(false)
+        let alreadyHeld = Lock(false)
         let token = loop.observe { state in
-            guard holdsAt(state), held.withLock({ held in defer { held = true }; return !held }) else { return }
+            guard holdsAt(state) else { return }
+            let isFirst = alreadyHeld.withLock { held -> Bool in
+                defer { held = true }
+                return !held
+            }
+            guard isFirst else { return }
             holding.add("held")
             release.wait()
         }
