@@ -137,13 +137,18 @@ let package = Package(
                 // Re-exported in part (see Exports.swift): `MetricsFactory`, `UnixSignal`.
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Services"])),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle", condition: .when(traits: ["Services"])),
+                // With the trait Tracing as well, a service's refused events and a registry's refused
+                // uses get spans from LoopTracing (no package more to resolve: Tracing's package is the core's).
+                .target(name: "FeedbackLoopTracing", condition: .when(traits: ["Tracing"])),
             ]
         ),
         .testTarget(
             name: "FeedbackLoopServicesTests",
             dependencies: [
-                "FeedbackLoopServices",
+                "FeedbackLoopServices", "FeedbackLoopTracing",
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]

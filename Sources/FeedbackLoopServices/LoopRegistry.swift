@@ -3,6 +3,10 @@ import FeedbackLoop
 import Logging
 import ServiceLifecycle
 
+#if Tracing
+import FeedbackLoopTracing
+#endif
+
 /// Many loops in one service: one `Loop` per entity id (a session, an order, a device),
 /// created on first use, evicted when idle, capped, and drained on graceful shutdown.
 ///
@@ -46,6 +50,17 @@ import ServiceLifecycle
 /// ``LoopService``'s rules; ``run()`` returns when all have stopped. Cancelling ``run()`` stops
 /// every loop at once.
 ///
+/// ## Refused uses in traces
+/// A use the registry refuses — one counted in ``Statistics/refused``: past the cap, or during
+/// shutdown — throws ``LoopRegistryError`` and, when ``Configuration/tracing`` is set (package
+/// trait `Tracing`), makes a span named `get-or-create` in the caller's task: a child of the
+/// caller's `ServiceContext` (the span of the request that wanted the loop), ended at once, with
+/// `feedback_loop.refused` set to the error's code (`tooManyLoops` or `shuttingDown`, as in
+/// ``LoopRegistryMetrics``), the error recorded and an error status. A use that got a loop makes no
+/// span of the registry's; what it sends is traced by the loop's `LoopTracing`, and an event its
+/// loop service refuses is traced as ``LoopService`` says. ``LoopRegistryError/noSuchLoop`` (a
+/// use that asked not to create) is an answer, not a refusal: no span, as it is not counted.
+///
 /// ## Threading
 /// Every method may be called from any task. The registry's lock guards only its table; no
 /// loop, callback or continuation runs while it is held.
@@ -70,6 +85,13 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
         /// Counts events the loop services refused during their drain, if given (the loops' own
         /// figures come from the instrumentation `makeLoop` gives them).
         public var loopMetrics: LoopMetrics?
+        #if Tracing
+        /// Makes a span for each use the registry refuses ("Refused uses in traces" in
+        /// ``LoopRegistry``), if set; `nil`, the default, makes none. The loops' spans, and those
+        /// of events their services refuse, come from the `LoopTracing` that `makeLoop` puts in
+        /// each loop's `LoopConfiguration/instruments`: give both the same tracer.
+        public var tracing: LoopTracing?
+        #endif
 
         /// A configuration with these values.
         public init(
@@ -524,13 +546,18 @@ public final class LoopRegistry<ID: Hashable & Sendable, State: Sendable, Event:
         }
     }
 
+    /// Counts and traces a refused use; in the caller's task, so that its span is a child of the
+    /// caller's context. `noSuchLoop` is an answer to a use that asked not to create, counted
+    /// nowhere, and not traced either.
     private func record(refusal error: LoopRegistryError) {
-        guard let metrics = configuration.metrics else { return }
         switch error.code {
-        case .tooManyLoops: metrics.refusedTooMany.increment()
-        case .shuttingDown: metrics.refusedShuttingDown.increment()
-        default: break
+        case .tooManyLoops: configuration.metrics?.refusedTooMany.increment()
+        case .shuttingDown: configuration.metrics?.refusedShuttingDown.increment()
+        default: return
         }
+        #if Tracing
+        configuration.tracing?.refused("get-or-create", reason: error.code.description, error: error)
+        #endif
     }
 
     /// Called by each loop's service once its loop stopped. Takes the entry out only if it is

@@ -3,6 +3,10 @@ import FeedbackLoop
 import Logging
 import ServiceLifecycle
 
+#if Tracing
+import FeedbackLoopTracing
+#endif
+
 /// Runs a `Loop` as a swift-service-lifecycle `Service`, so that a `ServiceGroup` starts it,
 /// and on graceful shutdown drains it: no new events, a grace period for the work in flight, then
 /// a stop, and the final state handed to a callback.
@@ -31,6 +35,16 @@ import ServiceLifecycle
 /// ``LoopShutdownReport`` with the final state, and ``run()`` returns.
 ///
 /// Cancelling the task running ``run()`` skips the grace period: the loop stops at once.
+///
+/// ## Refused events in traces
+/// When the loop's `LoopConfiguration/instruments` include `LoopTracing` (FeedbackLoopTracing,
+/// package trait `Tracing`), each event the service refuses gets the span of an event that was not
+/// reduced: a `reduce` span, a child of the caller's `ServiceContext` (the span of the request that
+/// sent it), ended at once, with `feedback_loop.dropped` set to `refusedDuringShutdown` (the
+/// `reason` ``LoopMetrics`` counts it under), `feedback_loop.event` its case name and
+/// `feedback_loop.label` the loop's label. It is made in the caller's task, before ``send(_:)``
+/// returns `false` or ``sendAndWait(_:)`` throws. An event the service passes on and the loop then
+/// drops (over capacity, after stop) gets the loop's own `reduce` span with the loop's reason.
 ///
 /// > Note: Send through the service, not through ``loop``, for events from outside (requests,
 /// > messages): only the service's methods know about shutdown. A loop whose feedbacks keep an
@@ -61,6 +75,10 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     private let gate = AdmissionGate()
     private let logger: Logger
     private let metrics: LoopMetrics?
+    #if Tracing
+    /// The `LoopTracing` among the loop's instruments, whose tracer spans the refused events.
+    private let tracing: LoopTracing?
+    #endif
     private let onShutdown: @Sendable (LoopShutdownReport<State>) async -> Void
 
     /// Creates a service for `loop` whose grace period is measured by `clock`.
@@ -94,6 +112,9 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
         self.sleep = { try await clock.sleep(for: $0) }
         self.logger = logger ?? loop.configuration.logger
         self.metrics = metrics ?? loop.configuration.instruments.lazy.compactMap { $0 as? LoopMetrics }.first
+        #if Tracing
+        self.tracing = loop.configuration.instruments.lazy.compactMap { $0 as? LoopTracing }.first
+        #endif
         self.onShutdown = onShutdown
     }
 
@@ -137,12 +158,13 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     /// Behaves like `Loop.send(_:)` (which see for ordering and threading) while the service
     /// accepts events.
     ///
-    /// - Returns: `true` if the event went to the loop; `false` if it was refused (and counted in
-    ///   ``eventsRefused``) because shutdown had begun.
+    /// - Returns: `true` if the event went to the loop; `false` if it was refused (counted in
+    ///   ``eventsRefused``, and with a span when the loop has `LoopTracing`: see
+    ///   "Refused events in traces" in ``LoopService``) because shutdown had begun.
     @discardableResult
     public func send(_ event: Event) -> Bool {
         if case .refused(let isFirst) = gate.enter() {
-            refused(isFirst: isFirst)
+            refused(event, isFirst: isFirst)
             return false
         }
         defer { gate.leave() }
@@ -158,12 +180,12 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
     /// within the grace period).
     ///
     /// - Throws: ``LoopServiceError/notAcceptingEvents`` if shutdown had begun (the event is
-    ///   counted in ``eventsRefused`` and never reaches the loop); otherwise what
-    ///   `Loop.sendAndWait(_:)` throws.
+    ///   counted in ``eventsRefused``, has a span when the loop has `LoopTracing`, and never
+    ///   reaches the loop); otherwise what `Loop.sendAndWait(_:)` throws.
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {
         if case .refused(let isFirst) = gate.enter() {
-            refused(isFirst: isFirst)
+            refused(event, isFirst: isFirst)
             throw LoopServiceError.notAcceptingEvents
         }
         defer { gate.leave() }
@@ -177,8 +199,13 @@ public final class LoopService<State: Sendable, Event: Sendable>: Service, Senda
         gate.requestStop(.gracefulShutdown)
     }
 
-    private func refused(isFirst: Bool) {
+    /// Counts, logs and traces a refused event; in the caller's task, so that its span is a child
+    /// of the caller's context.
+    private func refused(_ event: Event, isFirst: Bool) {
         metrics?.recordRefused()
+        #if Tracing
+        tracing?.refused(event, label: loop.configuration.label, reason: LoopMetrics.refusedDuringShutdownReason)
+        #endif
         if isFirst {
             logger.notice("refusing events: the loop service is shutting down")
         }

@@ -22,7 +22,8 @@ import Tracing
 ///   case name (its payload is never read: it may hold what a trace must not);
 /// - a span **`reduce`** for each event the loop drops instead, ended at once, with
 ///   `feedback_loop.dropped` set to the `DropReason`'s raw value (`afterStop`, `overCapacity`,
-///   `fromCancelledEffect`, `discardedAtStop`), a child of the event's context;
+///   `fromCancelledEffect`, `discardedAtStop`), a child of the event's context (its sender's
+///   span, or the span of the effect that sent it) whichever thread reports the drop;
 /// - a span **`effect`** per `.run` or `.callback` effect, a child of the `reduce` span of the
 ///   event whose step started it (an effect of the initial state has no parent: it begins a
 ///   trace). It lasts from the effect's start to its end, and its attribute
@@ -35,6 +36,13 @@ import Tracing
 ///
 /// A `.send` effect does no work of its own: it gets no span, and its events' spans are children
 /// of the `reduce` span of the step that sent them.
+///
+/// With the package trait `Services`, what FeedbackLoopServices refuses is traced too, in the
+/// caller's context: an event a `LoopService` refuses while it shuts down gets a `reduce` span
+/// with `feedback_loop.dropped` set to `refusedDuringShutdown` (when its loop has this
+/// instrument), and a use a `LoopRegistry` refuses a `get-or-create` span with
+/// `feedback_loop.refused` set to the `LoopRegistryError` code, the error recorded and an error
+/// status (when the registry's configuration has this instrument as its `tracing`).
 ///
 /// Every span the loop starts has ended when `Loop.stop()` returns: stop cancels the running
 /// effects (their spans end `cancelled`) and discards the queued events (their spans say
@@ -123,10 +131,17 @@ final class LoopSpans: Sendable {
 
     func dropped<Event>(_ event: Event, _ reason: DropReason) {
         // The loop reports a drop in the dropped event's context (see `LoopInstrumentation.onDrop`).
+        Self.dropped(event, reason: reason.rawValue, label: label, tracer: tracer)
+    }
+
+    /// A dropped event's `reduce` span, in the current context, ended at once. Every event that
+    /// is not reduced gets this one shape, whoever refused it: the loop (a `DropReason`) or a
+    /// service in front of it, so that `feedback_loop.dropped` finds them all.
+    static func dropped<Event>(_ event: Event, reason: String, label: String, tracer: any Tracer) {
         let span = tracer.startSpan("reduce", context: ServiceContext.current ?? .topLevel)
         span.attributes["feedback_loop.label"] = label
-        span.attributes["feedback_loop.event"] = Self.caseName(of: event)
-        span.attributes["feedback_loop.dropped"] = reason.rawValue
+        span.attributes["feedback_loop.event"] = caseName(of: event)
+        span.attributes["feedback_loop.dropped"] = reason
         span.end()
     }
 
