@@ -81,10 +81,12 @@ let package = Package(
         .testTarget(
             name: "FeedbackLoopTests",
             dependencies: [
-                "FeedbackLoop", .product(name: "Logging", package: "swift-log"),
+                "FeedbackLoop", "SharedTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ]
         ),
+        // What more than one test target shares: the one turn of the tests that block a thread.
+        .target(name: "SharedTestSupport", path: "Tests/SharedTestSupport"),
 
         // MARK: Recording and diagrams (no trait)
         .target(
@@ -166,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "FeedbackLoopTracingTests",
             dependencies: [
-                "FeedbackLoopTracing", "FeedbackLoop",
+                "FeedbackLoopTracing", "FeedbackLoop", "SharedTestSupport",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]

@@ -1,5 +1,6 @@
 @testable import FeedbackLoop
 import Foundation
+import SharedTestSupport
 import Testing
 
 /// Holds `loop`'s drain role on purpose while `body` runs, so that later sends pile up in the
@@ -66,45 +67,6 @@ final class DispatchGate: Sendable {
     func wait() {
         if semaphore.wait(timeout: .now() + 60) == .timedOut {
             Issue.record("a DispatchGate was never opened")
-        }
-    }
-}
-
-/// Runs `body` in its turn: one at a time across this target's tests, for those that block a
-/// thread on purpose. Holding an `actor` or `stream` loop's drain role blocks one of the
-/// cooperative pool's threads, as many as the cores; two such tests at once would starve the
-/// rest. The turn is given back on every exit path, so a failing test fails alone.
-func withBlockingTurn<T>(_ body: () async throws -> T) async rethrows -> T {
-    await BlockingTurn.shared.acquire()
-    do {
-        let result = try await body()
-        await BlockingTurn.shared.release()
-        return result
-    } catch {
-        await BlockingTurn.shared.release()
-        throw error
-    }
-}
-
-/// The turn behind ``withBlockingTurn(_:)``.
-actor BlockingTurn {
-    static let shared = BlockingTurn()
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    func acquire() async {
-        if !busy {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func release() {
-        if waiting.isEmpty {
-            busy = false
-        } else {
-            waiting.removeFirst().resume()
         }
     }
 }

@@ -1,4 +1,5 @@
 import FeedbackLoop
+import SharedTestSupport
 import Testing
 
 /// Rule 6: `stop()` cancels every running effect exactly once, reduces nothing afterwards,

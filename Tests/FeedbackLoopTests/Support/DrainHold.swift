@@ -1,4 +1,5 @@
 import FeedbackLoop
+import SharedTestSupport
 
 /// Holds `loop`'s drain role on purpose while `body` runs, so that later sends pile up in the
 /// queue: `trigger` is sent from a dedicated thread, and the observer that sees the first state
