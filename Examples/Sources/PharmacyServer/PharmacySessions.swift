@@ -102,11 +102,14 @@ public final class PharmacySessions: Service, Sendable {
         // Listed once: `EventLoopGroup.next()` round-robins, and a session must land on the same
         // event loop whichever request creates its loop.
         let eventLoops = configuration.eventLoops.map { Array($0.makeIterator()) } ?? []
+        var registryConfiguration = Registry.Configuration(
+            maximumLoops: configuration.maximumSessions, idleTimeout: configuration.idleTimeout,
+            gracePeriod: configuration.gracePeriod, logger: Self.registryLogger(configuration.logger),
+            metrics: configuration.registryMetrics, loopMetrics: configuration.metrics)
+        // A request refused for the session cap or the shutdown shows in its trace too.
+        registryConfiguration.tracing = configuration.tracer.map { LoopTracing(tracer: $0) }
         self.registry = Registry(
-            configuration: .init(
-                maximumLoops: configuration.maximumSessions, idleTimeout: configuration.idleTimeout,
-                gracePeriod: configuration.gracePeriod, logger: Self.registryLogger(configuration.logger),
-                metrics: configuration.registryMetrics, loopMetrics: configuration.metrics),
+            configuration: registryConfiguration,
             makeLoop: { id in
                 var logger = configuration.logger
                 logger[metadataKey: "session"] = "\(id)"
