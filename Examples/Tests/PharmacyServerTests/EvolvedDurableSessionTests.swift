@@ -121,6 +121,9 @@ struct EvolvedDurableSessionTests {
                 #expect(reopened.status == .created, "\(reopened.status) \(reopened.body)")
                 #expect(try reopened.decoded().journal?.requests == 0)
             }
+            // What the current server journaled carries version 2, so that it is never read as version 1's shape.
+            let written = try await SQLiteJournal(path: path).events(loop: "alice", after: 7, limit: 10)
+            #expect(written.map(\.schemaVersion) == [DurableSession.schemaVersion], "\(written)")
         }
     }
 
