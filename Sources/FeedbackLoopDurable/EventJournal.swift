@@ -82,6 +82,9 @@ public enum JournalError: Error, Hashable, Sendable, CustomStringConvertible {
     /// what is there ("holds the text 'x'"). Nothing was written, and nothing past that record
     /// was read.
     case malformedValue(loop: String, sequence: UInt64?, column: String, found: String)
+    /// The retention's `JournalArchive` threw when handed these events of the loop, which the
+    /// append's prune was to delete; `reason` is its error. Nothing was written, nothing deleted.
+    case archiveFailed(loop: String, events: ClosedRange<UInt64>, reason: String)
 
     public var description: String {
         switch self {
@@ -96,6 +99,9 @@ public enum JournalError: Error, Hashable, Sendable, CustomStringConvertible {
         case .malformedValue(let loop, let sequence, let column, let found):
             "journal of loop '\(loop)'\(sequence.map { ", record \($0)" } ?? ""): \(column) \(found), "
                 + "which a journal never writes (was the row altered by another tool?); nothing was written"
+        case .archiveFailed(let loop, let events, let reason):
+            "journal of loop '\(loop)': the archive did not take events \(events.lowerBound)...\(events.upperBound) "
+                + "before their prune: \(reason); nothing was written nor deleted"
         }
     }
 }

@@ -143,7 +143,25 @@ public final class SQLiteJournal: BrowsableJournal {
                 "journal of loop '\(loop)': events \(first)...\(last) are numbered past SQLite's largest integer; nothing was written")
         }
         guard let storedEpoch = Int64(exactly: epoch) else { throw JournalError.fenced(loop: loop, epoch: epoch) }
-        try await database.write { db in
+        // With an archive, the events the prune will delete are handed to it first, outside the
+        // transaction, and the prune deletes none past them.
+        var archivedThrough: UInt64?
+        if let snapshot, let retention, let archive = retention.archive {
+            let (snapshots, firstStored) = try await Self.naming(loop, "reading what to archive") {
+                try await database.read { db in
+                    let snapshots = try Row.fetchAll(db, sql: "SELECT sequence FROM feedbackloop_snapshots WHERE loop = ?", arguments: [loop])
+                        .map { UInt64(try Self.integer($0, "sequence", in: "feedbackloop_snapshots", loop: loop, sequence: nil, minimum: 1)) }
+                    let first = try Row.fetchOne(
+                        db, sql: "SELECT min(sequence) AS sequence FROM feedbackloop_events WHERE loop = ?", arguments: [loop])
+                    guard let first, !first.hasNull(atIndex: 0) else { return (snapshots, UInt64?.none) }
+                    return (snapshots, UInt64(try Self.integer(first, "sequence", in: "feedbackloop_events", loop: loop, sequence: nil, minimum: 1)))
+                }
+            }
+            archivedThrough = try await retention.archiveBeforePruning(
+                archive, loop: loop, snapshot: snapshot.sequence, appended: events, storedSnapshots: snapshots,
+                firstStoredEvent: firstStored, readStored: { after, limit in try await self.events(loop: loop, after: after, limit: limit) })
+        }
+        try await database.write { [archivedThrough] db in
             try db.execute(
                 sql: "UPDATE feedbackloop_loops SET head = ? WHERE loop = ? AND epoch = ? AND head = ?",
                 arguments: [Int64(last), loop, storedEpoch, Int64(first) - 1])
@@ -165,7 +183,7 @@ public final class SQLiteJournal: BrowsableJournal {
                     sql: "INSERT OR REPLACE INTO feedbackloop_snapshots (loop, sequence, schema_version, payload) VALUES (?, ?, ?, ?)",
                     arguments: [loop, Int64(snapshot.sequence), snapshot.schemaVersion, Data(snapshot.payload)])
                 if let retention {
-                    try Self.prune(db, loop: loop, retention)
+                    try Self.prune(db, loop: loop, retention, archivedThrough: archivedThrough)
                 } else {
                     try db.execute(
                         sql: "DELETE FROM feedbackloop_snapshots WHERE loop = ? AND sequence < ?",
@@ -177,8 +195,9 @@ public final class SQLiteJournal: BrowsableJournal {
 
     /// Deletes what `retention` does not keep of `loop`, in the append's transaction: the
     /// snapshots older than the newest `snapshotsKept`, and the events before the oldest kept
-    /// snapshot (at most `maximumEventsPrunedPerAppend`, the oldest first).
-    static func prune(_ db: Database, loop: String, _ retention: JournalRetention) throws {
+    /// snapshot (at most `maximumEventsPrunedPerAppend`, the oldest first; with an archive, none
+    /// after `archivedThrough`, the last event it took).
+    static func prune(_ db: Database, loop: String, _ retention: JournalRetention, archivedThrough: UInt64?) throws {
         guard let row = try Row.fetchOne(db, sql: """
             SELECT sequence FROM feedbackloop_snapshots WHERE loop = ? ORDER BY sequence DESC LIMIT 1 OFFSET ?
             """, arguments: [loop, retention.snapshotsKept - 1])
@@ -188,7 +207,8 @@ public final class SQLiteJournal: BrowsableJournal {
         let first = try Row.fetchOne(db, sql: "SELECT min(sequence) AS sequence FROM feedbackloop_events WHERE loop = ?", arguments: [loop])
         guard let first, !first.hasNull(atIndex: 0) else { return }
         let firstEvent = try integer(first, "sequence", in: "feedbackloop_events", loop: loop, sequence: nil, minimum: 1)
-        let end = min(oldestKept, firstEvent.addingReportingOverflow(Int64(retention.maximumEventsPrunedPerAppend)).partialValue)
+        var end = min(oldestKept, firstEvent.addingReportingOverflow(Int64(retention.maximumEventsPrunedPerAppend)).partialValue)
+        if retention.archive != nil { end = min(end, archivedThrough.map { Int64($0) + 1 } ?? 0) }
         try db.execute(sql: "DELETE FROM feedbackloop_events WHERE loop = ? AND sequence < ?", arguments: [loop, end])
     }
 

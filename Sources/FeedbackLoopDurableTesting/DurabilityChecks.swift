@@ -55,6 +55,8 @@ public enum DurabilityChecks {
         ("retention", retention),
         ("deposedOwnerPrunesNothing", deposedOwnerPrunesNothing),
         ("pruningIsBounded", pruningIsBounded),
+        ("archive", archive),
+        ("failedArchiveDeletesNothing", failedArchiveDeletesNothing),
     ]
 
     static func loopID(_ check: String) -> String {
@@ -401,6 +403,112 @@ extension DurabilityChecks {
                 .report(journal: try await journal(environment, nil), loops: [id])
             try require(report.passed && report.loops[0].prunedThrough == firstKept - 1, "the replay check: \(report)")
         }
+    }
+}
+
+extension DurabilityChecks {
+    /// An archive that records what it is handed, and throws while `failing` is set.
+    final class RecordingArchive: Sendable {
+        let batches = Probe<(loop: String, events: [JournalRecord])>()
+        let failing: Lock<Bool>
+
+        init(failing: Bool = false) { self.failing = Lock(failing) }
+
+        var archive: JournalArchive {
+            JournalArchive { [self] loop, events in
+                if failing.withLock({ $0 }) { throw DurabilityCheckFailure("the archive is down") }
+                batches.record((loop, events))
+            }
+        }
+    }
+
+    /// The record the journal wrote for `event` at `sequence`.
+    static func journaled(_ event: Ledger.Event, at sequence: UInt64) throws -> JournalRecord {
+        JournalRecord(sequence: sequence, schemaVersion: 1, payload: Array(try JSONEncoder().encode(event)))
+    }
+
+    /// With an archive, every event retention deletes is handed to it first, exactly as
+    /// journaled, oldest first and once each, and nothing it was not handed is deleted.
+    @Sendable
+    public static func archive(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("archive")
+        let archive = RecordingArchive()
+        let retention = JournalRetention(keepingSnapshots: 2, archive: archive.archive)
+        let loop = try await open(id, try await journal(environment, retention), environment, configuration: DurableConfiguration(snapshotEvery: 3))
+        let events = (1...14).map { Ledger.Event.add($0) }
+        for event in events { try await loop.sendAndWait(event) }
+        await loop.stop()
+
+        let held = try await held(id, try await journal(environment, nil))
+        try require(held.events == Array(9...14) && held.snapshots == [9, 12], "keeping 2 snapshots of 3, 6, 9, 12, the journal holds \(held)")
+        let batches = archive.batches.entries
+        try require(batches.allSatisfy { $0.loop == id }, "archived for loops \(batches.map(\.loop)), not only \(id)")
+        // Pruned at the snapshots at 6 (events before 3), 9 (before 6) and 12 (before 9).
+        try require(
+            batches.map { $0.events.map(\.sequence) } == [[1, 2], [3, 4, 5], [6, 7, 8]],
+            "archived batches \(batches.map { $0.events.map(\.sequence) }), not [1, 2], [3, 4, 5], [6, 7, 8]")
+        let archived = batches.flatMap(\.events)
+        let expected = try events.prefix(8).enumerated().map { try journaled($1, at: UInt64($0 + 1)) }
+        try require(archived == expected, "the archive was handed records other than the journaled ones: \(archived)")
+
+        // An append whose own events its prune deletes (a batch across the snapshot, keeping 1)
+        // hands those too.
+        let batch = loopID("archiveBatch")
+        let single = RecordingArchive()
+        let keepingOne = try await journal(environment, JournalRetention(keepingSnapshots: 1, archive: single.archive))
+        let epoch = try await keepingOne.acquire(loop: batch)
+        let records = try (1...4).map { try journaled(.add($0), at: UInt64($0)) }
+        try await keepingOne.append(
+            loop: batch, epoch: epoch, events: records, snapshot: JournalRecord(sequence: 3, schemaVersion: 1, payload: Array(try JSONEncoder().encode(fold((1...3).map { .add($0) })))))
+        try await keepingOne.release(loop: batch, epoch: epoch)
+        let kept = try await Self.held(batch, try await journal(environment, nil))
+        try require(kept.events == [3, 4] && kept.snapshots == [3], "after a batch across the snapshot at 3, the journal holds \(kept)")
+        try require(
+            single.batches.entries.map(\.events) == [Array(records.prefix(2))],
+            "the batch's prune archived \(single.batches.entries.map { $0.events.map(\.sequence) }), not [1, 2]")
+    }
+
+    /// An archive that throws fails the append that needed it, naming the loop and the events:
+    /// nothing of that append is written, nothing is deleted, and the loop stops; a restarted
+    /// loop recovers every event journaled before, and its next snapshot hands the archive the
+    /// same events.
+    @Sendable
+    public static func failedArchiveDeletesNothing(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("failedArchive")
+        let archive = RecordingArchive(failing: true)
+        let retention = JournalRetention(keepingSnapshots: 1, archive: archive.archive)
+        let configuration = DurableConfiguration(snapshotEvery: 2)
+        // One handle for both owners: a failed loop keeps its lease (a leased store), which the
+        // same node takes back at once, as a server restarting its loop does.
+        let store = try await journal(environment, retention)
+        let loop = try await open(id, store, environment, configuration: configuration)
+        try await loop.sendAndWait(.add(1))
+        // The snapshot at 2 prunes event 1, which needs the archive.
+        do {
+            try await loop.sendAndWait(.add(2))
+            throw DurabilityCheckFailure("the append went through with the archive down")
+        } catch JournalError.archiveFailed(let loop, let events, let reason) {
+            try require(
+                loop == id && events == 1...1 && reason.contains("the archive is down"),
+                "archiveFailed(loop: \(loop), events: \(events), reason: \(reason))")
+        }
+        await loop.waitUntilStopped()
+        try require(loop.failure is JournalError, "failure: \(String(describing: loop.failure))")
+        await loop.stop()
+        var held = try await held(id, try await journal(environment, nil))
+        try require(held.events == [1] && held.snapshots.isEmpty, "after the failed archive, the journal holds \(held)")
+        try require(archive.batches.entries.isEmpty, "the archive recorded \(archive.batches.entries.count) batches while down")
+
+        archive.failing.withLock { $0 = false }
+        let recovered = try await open(id, store, environment, configuration: configuration)
+        try require(recovered.state == fold([.add(1)]) && recovered.recoveredSequence == 1, "recovered \(recovered.state) at \(recovered.recoveredSequence)")
+        for amount in 2...6 { try await recovered.sendAndWait(.add(amount)) }
+        await recovered.stop()
+        held = try await Self.held(id, try await journal(environment, nil))
+        try require(held.events == [6] && held.snapshots == [6], "after the archive came back, the journal holds \(held)")
+        try require(
+            archive.batches.entries.map { $0.events.map(\.sequence) } == [[1], [2, 3], [4, 5]],
+            "archived \(archive.batches.entries.map { $0.events.map(\.sequence) }), not [1], [2, 3], [4, 5]")
     }
 }
 

@@ -20,11 +20,14 @@ public final class InMemoryJournal: BrowsableJournal {
 
         var head: UInt64 { pruned + UInt64(events.count) }
 
-        mutating func prune(_ retention: JournalRetention) {
+        /// With an archive, deletes no event after `archivedThrough`, the last one it took.
+        mutating func prune(_ retention: JournalRetention, archivedThrough: UInt64?) {
             guard snapshots.count >= retention.snapshotsKept else { return }
             snapshots.removeFirst(snapshots.count - retention.snapshotsKept)
-            let oldestKept = snapshots[0].sequence
-            let count = min(Int(clamping: oldestKept - 1 - min(pruned, oldestKept - 1)), retention.maximumEventsPrunedPerAppend)
+            var end = snapshots[0].sequence
+            if retention.archive != nil { end = min(end, archivedThrough.map { $0 + 1 } ?? 0) }
+            // Events pruned + 1 up to end, excluded, go.
+            let count = min(Int(clamping: end > pruned + 1 ? end - 1 - pruned : 0), retention.maximumEventsPrunedPerAppend)
             events.removeFirst(count)
             pruned += UInt64(count)
         }
@@ -76,7 +79,18 @@ public final class InMemoryJournal: BrowsableJournal {
 
     public func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
         guard let first = events.first?.sequence else { return }
-        try loops.withLock { loops in
+        // With an archive, the events the prune will delete are handed to it first, with the
+        // lock released, and the prune deletes none past them.
+        var archivedThrough: UInt64?
+        if let snapshot, let retention, let archive = retention.archive {
+            let stored = loops.withLock { loops in
+                loops[loop].map { (snapshots: $0.snapshots.map(\.sequence), first: $0.events.first?.sequence) }
+            }
+            archivedThrough = try await retention.archiveBeforePruning(
+                archive, loop: loop, snapshot: snapshot.sequence, appended: events, storedSnapshots: stored?.snapshots ?? [],
+                firstStoredEvent: stored?.first, readStored: { after, limit in try await self.events(loop: loop, after: after, limit: limit) })
+        }
+        try loops.withLock { [archivedThrough] loops in
             let stored = loops[loop] ?? Stored()
             guard stored.epoch == epoch else { throw JournalError.fenced(loop: loop, epoch: epoch) }
             for (offset, record) in events.enumerated() where record.sequence != stored.head + UInt64(offset) + 1 {
@@ -86,7 +100,7 @@ public final class InMemoryJournal: BrowsableJournal {
             loops[loop]!.events += events
             if let snapshot {
                 loops[loop]!.snapshots.append(snapshot)
-                if let retention { loops[loop]!.prune(retention) }
+                if let retention { loops[loop]!.prune(retention, archivedThrough: archivedThrough) }
             }
         }
     }

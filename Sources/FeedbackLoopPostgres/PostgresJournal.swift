@@ -70,7 +70,9 @@ import Synchronization
 /// `snapshotsKept` and up to `maximumEventsPrunedPerAppend` events before the oldest of them: a
 /// deposed owner's or a lapsed lease's append prunes nothing, and a prune that fails rolls the
 /// append back with it. Three more statements per snapshot; deleted rows become free space for
-/// later rows after a (auto)vacuum.
+/// later rows after a (auto)vacuum. With a `JournalArchive` in the policy, the events the prune
+/// will delete are read and handed to it before that transaction (two more reads and the
+/// archive's time per snapshot append), and the prune deletes none it did not take.
 ///
 /// ## Inbox
 /// Any node can send an event to a loop that another owns: ``deliver(_:to:schemaVersion:)`` adds
@@ -415,11 +417,33 @@ public final class PostgresJournal: EventJournal {
             let sequences = events.map { Int64($0.sequence) }
             let versions = try events.map { try Self.int(exactly: $0.schemaVersion) }
             let payloads = events.map { ByteBuffer(bytes: $0.payload) }
+            // With an archive, the events the prune will delete are handed to it first, outside
+            // the transaction (which holds the lease row), and the prune deletes none past them.
+            var archivedThrough: Int64?
+            if let snapshot, let retention, let archive = retention.archive {
+                let (snapshots, firstStored) = try await withConnection { db in
+                    var snapshots: [UInt64] = []
+                    for row in try await db.rows("SELECT sequence FROM feedbackloop_snapshots WHERE loop = \(loop)") {
+                        snapshots.append(try StoredRow(row, loop: loop, table: "feedbackloop_snapshots").sequence(0))
+                    }
+                    var first: UInt64?
+                    for row in try await db.rows("SELECT min(sequence) FROM feedbackloop_events WHERE loop = \(loop)") {
+                        let stored = StoredRow(row, loop: loop, table: "feedbackloop_events")
+                        if !stored.isNull(0) { first = try stored.sequence(0) }
+                    }
+                    return (snapshots, first)
+                }
+                archivedThrough = try await retention.archiveBeforePruning(
+                    archive, loop: loop, snapshot: snapshot.sequence, appended: events, storedSnapshots: snapshots,
+                    firstStoredEvent: firstStored, readStored: { after, limit in try await self.events(loop: loop, after: after, limit: limit) }
+                ).map { try Self.bigint($0, "sequence") }
+            }
             let snapshot = try snapshot.map { snapshot in
                 (sequence: try Self.bigint(snapshot.sequence, "snapshot sequence"), version: try Self.int(exactly: snapshot.schemaVersion),
                  payload: ByteBuffer(bytes: snapshot.payload))
             }
             let retention = self.retention
+            let deletable = archivedThrough
             do {
                 try await transaction { db in
                     // One statement: the lease row's head moves only where the epoch owns a live
@@ -477,7 +501,9 @@ public final class PostgresJournal: EventJournal {
                     var moved: Int64 = 0
                     for row in written { moved = try row.decode(Int64.self) }
                     if moved == 1 {
-                        if snapshot != nil, let retention { try await Self.prune(db, loop: loop, retention) }
+                        if snapshot != nil, let retention {
+                            try await Self.prune(db, loop: loop, retention, archivedThrough: deletable)
+                        }
                         return
                     }
                     // Refused: say whether for the epoch or the sequence.
@@ -499,9 +525,12 @@ public final class PostgresJournal: EventJournal {
     /// Deletes what `retention` does not keep of `loop`, in the append's transaction after its
     /// fenced statement (so only where it moved the head, and undone with it): the snapshots
     /// older than the newest `snapshotsKept`, and the events before the oldest kept snapshot (at
-    /// most `maximumEventsPrunedPerAppend`, the oldest first).
-    static func prune(_ db: JournalConnection, loop: String, _ retention: JournalRetention) async throws {
+    /// most `maximumEventsPrunedPerAppend`, the oldest first; with an archive, none after
+    /// `archivedThrough`, the last event it took).
+    static func prune(_ db: JournalConnection, loop: String, _ retention: JournalRetention, archivedThrough: Int64?) async throws {
         let offset = Int64(retention.snapshotsKept - 1), most = Int64(retention.maximumEventsPrunedPerAppend)
+        // Past every sequence: no bound but the others.
+        let archived = retention.archive == nil ? Int64.max : (archivedThrough.map { $0 + 1 } ?? 0)
         let rows = try await db.rows("""
             SELECT sequence FROM feedbackloop_snapshots WHERE loop = \(loop) ORDER BY sequence DESC OFFSET \(offset) LIMIT 1
             """)
@@ -510,7 +539,7 @@ public final class PostgresJournal: EventJournal {
         try await db.execute("DELETE FROM feedbackloop_snapshots WHERE loop = \(loop) AND sequence < \(oldestKept)")
         try await db.execute("""
             DELETE FROM feedbackloop_events WHERE loop = \(loop) AND sequence < LEAST(\(oldestKept),
-                (SELECT min(sequence) FROM feedbackloop_events WHERE loop = \(loop)) + \(most))
+                (SELECT min(sequence) FROM feedbackloop_events WHERE loop = \(loop)) + \(most), \(archived))
             """)
     }
 

@@ -101,8 +101,18 @@ struct DurabilityTests {
         try await DurabilityChecks.pruningIsBounded(Self.environment(store, backend))
     }
 
+    @Test(arguments: cases)
+    func archive(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.archive(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func failedArchiveDeletesNothing(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.failedArchiveDeletesNothing(Self.environment(store, backend))
+    }
+
     @Test("Every check in DurabilityChecks.all has a test here")
     func everyCheckHasATest() {
-        #expect(DurabilityChecks.all.count == 12)
+        #expect(DurabilityChecks.all.count == 14)
     }
 }

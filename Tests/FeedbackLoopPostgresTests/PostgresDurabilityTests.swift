@@ -131,6 +131,16 @@ struct PostgresDurabilityTests {
     func pruningIsBounded(backend: Backend) async throws {
         try await DurabilityChecks.pruningIsBounded(Server.environment(backend))
     }
+
+    @Test(arguments: Backend.allCases)
+    func archive(backend: Backend) async throws {
+        try await DurabilityChecks.archive(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func failedArchiveDeletesNothing(backend: Backend) async throws {
+        try await DurabilityChecks.failedArchiveDeletesNothing(Server.environment(backend))
+    }
 }
 
 /// What only a store with leases does: a live lease keeps others out, a lost one stops the loop,

@@ -109,7 +109,7 @@ extension PharmacyServer {
             guard let event = clientEvent.event(mapPlaces: mapPlaces) else { throw APIError.unknownPlace }
             let answer = try await withSession(id, opening: false) { loop, _ -> SessionResponse? in
                 guard loop.state.pharmacies != nil else { return nil }
-                let state = try await loop.sendAndWait(.request(event, number: number))
+                let state = try await loop.sendAndWait(.clientRequest(event, number: number))
                 // A close journaled just before this request leaves it unapplied.
                 return state.pharmacies.map {
                     SessionResponse(session: id, state: $0, journaled: state, sequence: loop.sequence)

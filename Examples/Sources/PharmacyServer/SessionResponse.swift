@@ -33,7 +33,7 @@ public struct SessionResponse: Hashable, Sendable, Codable, ResponseEncodable {
     /// and `sequence`.
     init(session: String, state: Pharmacies.State, journaled: SessionState, sequence: UInt64) {
         self.init(session: session, state: state)
-        self.journal = Journal(sequence: sequence, requests: journaled.requests, lastRequest: journaled.lastRequest)
+        self.journal = Journal(sequence: sequence, requests: journaled.clientRequests, lastRequest: journaled.lastRequestNumber)
     }
 
     /// The answer for `session` in `state`.
