@@ -85,8 +85,9 @@ let package = Package(
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ]
         ),
-        // What more than one test target shares: the one turn of the tests that block a thread.
-        .target(name: "SharedTestSupport", path: "Tests/SharedTestSupport"),
+        // What the engine's and the tracing tests share: bounded waits, gates, and the one turn of
+        // the tests that block a thread.
+        .target(name: "SharedTestSupport", dependencies: ["FeedbackLoop"], path: "Tests/SharedTestSupport"),
 
         // MARK: Recording and diagrams (no trait)
         .target(

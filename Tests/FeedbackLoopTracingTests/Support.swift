@@ -140,34 +140,6 @@ final class Latch: Sendable {
     }
 }
 
-/// A wait that took longer than its bound.
-struct DeadlineExceeded: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "gave up waiting: \(what)" }
-}
-
-/// Runs `body`, failing loudly if it has not finished within `limit`: the bound turns a hang into
-/// a clear failure; a passing test never waits for the timer (a Dispatch deadline, not a sleep).
-func withDeadline<T: Sendable>(
-    _ what: String, limit: Duration = .seconds(60), _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    let once = Lock<CheckedContinuation<T, any Error>?>(nil)
-    return try await withCheckedThrowingContinuation { continuation in
-        once.withLock { $0 = continuation }
-        let task = Task {
-            let result: Result<T, any Error>
-            do { result = .success(try await body()) } catch { result = .failure(error) }
-            once.withLock { $0.take() }?.resume(with: result)
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(limit.components.seconds))) {
-            if let continuation = once.withLock({ $0.take() }) {
-                task.cancel()
-                continuation.resume(throwing: DeadlineExceeded(what: what))
-            }
-        }
-    }
-}
-
 extension FinishedInMemorySpan {
     func string(_ key: String) -> String? {
         if case .string(let value) = attributes.get(key) { return value }

@@ -1,5 +1,4 @@
 import FeedbackLoop
-import SharedTestSupport
 import Testing
 
 /// Rule 6: `stop()` cancels every running effect exactly once, reduces nothing afterwards,

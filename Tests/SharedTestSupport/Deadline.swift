@@ -2,10 +2,10 @@ import Foundation
 import Testing
 
 /// A wait that took longer than its bound: the test fails with what it was waiting for.
-struct DeadlineExceeded: Error, CustomStringConvertible {
-    let what: String
-    let limit: Duration
-    var description: String { "gave up waiting after \(limit): \(what)" }
+public struct DeadlineExceeded: Error, CustomStringConvertible {
+    public let what: String
+    public let limit: Duration
+    public var description: String { "gave up waiting after \(limit): \(what)" }
 }
 
 /// Runs `body`, failing loudly if it has not finished within `limit`.
@@ -13,7 +13,7 @@ struct DeadlineExceeded: Error, CustomStringConvertible {
 /// The bound exists only to turn a hang (a lost wake-up, an effect that never ends) into a clear
 /// failure; a passing test never waits for the timer. The timer is a Dispatch deadline, so nothing
 /// here sleeps.
-func withDeadline<T: Sendable>(
+public func withDeadline<T: Sendable>(
     _ what: String,
     limit: Duration = .seconds(120),
     _ body: @escaping @Sendable () async throws -> T
@@ -36,67 +36,9 @@ func withDeadline<T: Sendable>(
     }
 }
 
-/// A one-shot signal: `wait()` suspends until `open()` (or returns at once if already open).
-final class Gate: Sendable {
-    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func open() {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    var isOpen: Bool { state.withLock { $0.open } }
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let open = state.withLock { state -> Bool in
-                if !state.open { state.waiters.append(continuation) }
-                return state.open
-            }
-            if open { continuation.resume() }
-        }
-    }
-}
-
-/// Counts up and lets a test wait until a count is reached.
-final class CountdownLatch: Sendable {
-    private let state: Locked<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>
-
-    init() { state = Locked((0, [])) }
-
-    var count: Int { state.withLock { $0.count } }
-
-    func increment() {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.count += 1
-            let count = state.count
-            let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
-            state.waiters.removeAll { $0.0 <= count }
-            return ready
-        }
-        for waiter in ready { waiter.resume() }
-    }
-
-    /// Returns once the count has reached `target`.
-    func wait(for target: Int) async {
-        await withCheckedContinuation { continuation in
-            let reached = state.withLock { state -> Bool in
-                if state.count >= target { return true }
-                state.waiters.append((target, continuation))
-                return false
-            }
-            if reached { continuation.resume() }
-        }
-    }
-}
-
 /// Polls `condition` (yielding between checks) until it holds, failing loudly after `limit`. For
 /// conditions no callback announces, such as a counter another thread updates.
-func waitUntil(
+public func waitUntil(
     _ what: String,
     limit: Duration = .seconds(120),
     _ condition: @escaping @Sendable () -> Bool
@@ -109,14 +51,44 @@ func waitUntil(
     }
 }
 
+/// A one-shot signal: `wait()` suspends until `open()` (or returns at once if already open).
+public final class Gate: Sendable {
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    public init() {}
+
+    public func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    public var isOpen: Bool { state.withLock { $0.open } }
+
+    public func wait() async {
+        await withCheckedContinuation { continuation in
+            let open = state.withLock { state -> Bool in
+                if !state.open { state.waiters.append(continuation) }
+                return state.open
+            }
+            if open { continuation.resume() }
+        }
+    }
+}
+
 /// A gate that blocks a thread (not a task) until opened: for holding the drain role on purpose.
-final class DispatchGate: Sendable {
+public final class DispatchGate: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
 
-    func open() { semaphore.signal() }
+    public init() {}
+
+    public func open() { semaphore.signal() }
 
     /// Blocks until `open()`; after 120 s it records a test failure and lets the thread go.
-    func wait() {
+    public func wait() {
         if semaphore.wait(timeout: .now() + 120) == .timedOut {
             Issue.record("a DispatchGate was never opened")
         }

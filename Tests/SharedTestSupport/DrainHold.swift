@@ -1,11 +1,11 @@
 import FeedbackLoop
-import SharedTestSupport
+import Foundation
 
 /// Holds `loop`'s drain role on purpose while `body` runs, so that later sends pile up in the
 /// queue: `trigger` is sent from a dedicated thread, and the observer that sees the first state
 /// matching `holdsAt` blocks there until `body` opens the gate it is given (or returns or throws:
 /// the gate is opened and the observer removed on every exit path). Runs in its blocking turn.
-func withDrainHeld<State: Sendable, Event: Sendable, T>(
+public func withDrainHeld<State: Sendable, Event: Sendable, T>(
     _ loop: Loop<State, Event>,
     by trigger: Event,
     at holdsAt: @escaping @Sendable (State) -> Bool,
@@ -24,7 +24,7 @@ func withDrainHeld<State: Sendable, Event: Sendable, T>(
             release.open()
             token.cancel()
         }
-        Task { await onThreads(1) { _ in loop.send(trigger) } }
+        Thread { loop.send(trigger) }.start()
         try await withDeadline("the drain to be held") { await holding.wait() }
         return try await body(release)
     }

@@ -1,29 +1,28 @@
-import FeedbackLoop
 import Foundation
 
 /// A value behind an `NSLock`, for collecting what tests observe from many threads.
 /// (NSLock rather than `Synchronization.Mutex`, which ThreadSanitizer misreads.)
-final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value>: @unchecked Sendable {
     // @unchecked: `value` is only read or written while `lock` is held.
     private let lock = NSLock()
     private var value: Value
 
-    init(_ value: Value) { self.value = value }
+    public init(_ value: Value) { self.value = value }
 
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)
     }
 
-    var current: Value { withLock { $0 } }
+    public var current: Value { withLock { $0 } }
 }
 
 extension Locked where Value: RangeReplaceableCollection {
-    func append(_ element: Value.Element) { withLock { $0.append(element) } }
+    public func append(_ element: Value.Element) { withLock { $0.append(element) } }
 }
 
 extension Locked where Value == Int {
     @discardableResult
-    func increment() -> Int { withLock { $0 += 1; return $0 } }
+    public func increment() -> Int { withLock { $0 += 1; return $0 } }
 }
