@@ -83,9 +83,9 @@ fi
 # - the journal's in-process tests, on their own so that neither set loads the machine under the
 #   other's timers (idle and read timeouts, leases);
 # - the tests that spawn `pharmacy-service` (its command line; the journal's fault tests, server
-#   processes under SIGKILL and SIGSTOP), one at a time: while Foundation's `Process` spawned
-#   processes beside other tests' loopback connections, those connections were closed before
-#   their request was written (see CommandTests.swift).
+#   processes under SIGKILL and SIGSTOP), one at a time: spawns beside other tests' fresh
+#   loopback connections are where those connections were closed before their request was written
+#   (Foundation's `Process`, which the tests no longer use; see Support/ChildProcess.swift).
 journal_tests="DurableSessionTests"
 process_tests="CommandTests|KillNineTests|PostgresFaultTests"
 status=0

@@ -5,11 +5,8 @@ import Testing
 /// The `pharmacy-service` executable itself: its flags, and SIGTERM on a real process. It must
 /// have been built (`test.sh` builds it with the tests).
 ///
-/// `test.sh` runs these apart from the in-process HTTP tests, and one test at a time with the
-/// other tests that spawn `pharmacy-service`: while these spawned processes beside other tests,
-/// fresh loopback connections of the test process were closed before their request was written
-/// ("I/O on closed channel"), in about one full run in ten, as descriptors closed under their
-/// owner by Foundation's `Process` on Linux are known to be (swiftlang/swift#57827).
+/// The processes are ``ChildProcess``es, not Foundation `Process`es: see ``ChildProcess`` for the
+/// descriptors `Process` closes under their owner on Linux.
 @Suite(.timeLimit(.minutes(2)))
 struct CommandTests {
     struct Missing: Error, CustomStringConvertible {
@@ -33,9 +30,9 @@ struct CommandTests {
 
     /// Runs the executable to its end and returns its status and standard error.
     ///
-    /// The blocking reads and waits run on a Dispatch thread, not on the cooperative pool the
-    /// other tests' servers need; a process still running after the bound is killed and the wait
-    /// fails naming it.
+    /// The blocking reads and waits run on threads of their own (``ChildProcess``), not on the
+    /// cooperative pool the other tests' servers need; a process still running after the bound is
+    /// killed and the wait fails naming it.
     static func run(_ arguments: [String]) async throws -> (status: Int32, stderr: String) {
         let (status, _, stderr) = try await runCapturing(arguments)
         return (status, stderr)
@@ -43,37 +40,22 @@ struct CommandTests {
 
     /// Runs the executable to its end and returns its status, standard output and standard error.
     static func runCapturing(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        let errors = Pipe()
-        let output = Pipe()
-        process.standardError = errors
-        process.standardOutput = output
-        try process.run()
+        let process = try ChildProcess(try executable().path, arguments, standardOutput: .pipe, standardError: .pipe)
         do {
             return try await bounded("pharmacy-service \(arguments.joined(separator: " ")) to exit") {
-                try await withCheckedThrowingContinuation { continuation in
-                    DispatchQueue.global().async {
-                        // Standard output on another thread, so that neither pipe fills while the
-                        // other is read.
-                        let stdout = Locked(Data())
-                        let readOutput = DispatchWorkItem {
-                            let data = output.fileHandleForReading.readDataToEndOfFile()
-                            stdout.withLock { $0 = data }
-                        }
-                        DispatchQueue.global().async(execute: readOutput)
-                        let data = errors.fileHandleForReading.readDataToEndOfFile()
-                        readOutput.wait()
-                        process.waitUntilExit()
-                        continuation.resume(returning: (
-                            process.terminationStatus, String(decoding: stdout.withLock { $0 }, as: UTF8.self),
-                            String(decoding: data, as: UTF8.self)))
-                    }
+                // Both pipes are drained by their own threads, so neither fills while this
+                // waits on the other.
+                async let stdout = text(of: process.standardOutput)
+                async let stderr = text(of: process.standardError)
+                let (output, errors) = await (stdout, stderr)
+                let termination = try await process.exited
+                guard !termination.signalled else {
+                    throw Missing(description: "pharmacy-service \(arguments.joined(separator: " ")) was \(termination): \(errors)")
                 }
+                return (termination.status, output, errors)
             }
         } catch {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.kill(SIGKILL)
             throw error
         }
     }
@@ -121,21 +103,14 @@ struct CommandTests {
     /// 633 s. Here the back end takes an hour per call.
     @Test("SIGTERM with a request stuck on the back end: 503 for it, exit 0 within the grace period")
     func sigtermIsBounded() async throws {
-        let process = Process()
-        process.executableURL = try Self.executable()
-        process.arguments = ["--port", "0", "--latency-ms", "3600000", "--grace-period", "1"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let exited = Gate()
-        process.terminationHandler = { _ in exited.open() }
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try ChildProcess(
+            try Self.executable().path, ["--port", "0", "--latency-ms", "3600000", "--grace-period", "1"],
+            standardOutput: .pipe, standardError: .discard)
+        defer { process.kill(SIGKILL) }
 
         // The first line is `listening on http://127.0.0.1:<port>`.
-        let stdout = output.fileHandleForReading
         let port = try await bounded("pharmacy-service to print the port it listens on") {
-            try await Self.firstLine(of: stdout)
+            await Self.firstLine(of: process.standardOutput)
         }.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
         let api = APIClient(host: "127.0.0.1", port: try #require(port))
         let stuck = Task { try await api.open("stuck") }
@@ -148,14 +123,13 @@ struct CommandTests {
         try #require(found)
 
         let start = ContinuousClock.now
-        kill(process.processIdentifier, SIGTERM)
+        process.kill(SIGTERM)
         let answer = try await bounded("the stuck PUT's answer after SIGTERM") { try await stuck.value }
-        try await bounded("pharmacy-service to exit after SIGTERM") { try await exited.wait() }
+        let termination = try await bounded("pharmacy-service to exit after SIGTERM") { try await process.exited }
         let elapsed = ContinuousClock.now - start
         #expect(answer.status == .serviceUnavailable)
         #expect(answer.errorCode == "shutting_down")
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
+        #expect(termination == ChildProcess.Termination(status: 0, signalled: false))
         // Not an assertion on wall time (a hang fails on the time limit): the figure for the report.
         print("SIGTERM to exit with a stuck request, --grace-period 1: \(elapsed)")
     }
@@ -164,22 +138,17 @@ struct CommandTests {
     /// nothing until a session request failed 67 s later.
     @Test("with PostgreSQL unreachable at start the server says so at once, and /health answers 503")
     func unreachableJournalAtStart() async throws {
-        let process = Process()
-        process.executableURL = try Self.executable()
         // Nothing listens on port 1 of the loopback.
-        process.arguments = ["--port", "0", "--journal-postgres", "postgres://pharmacy@127.0.0.1:1/pharmacy"]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let process = try ChildProcess(
+            try Self.executable().path, ["--port", "0", "--journal-postgres", "postgres://pharmacy@127.0.0.1:1/pharmacy"],
+            standardOutput: .pipe, standardError: .pipe)
+        defer { process.kill(SIGKILL) }
 
         let port = try await bounded("pharmacy-service to print the port it listens on") {
-            try await Self.firstLine(of: output.fileHandleForReading)
+            await Self.firstLine(of: process.standardOutput)
         }.flatMap { $0.split(separator: ":").last.flatMap { Int($0) } }
         let said = try await bounded("pharmacy-service to log that its journal is unavailable") {
-            try await Self.line(of: errors.fileHandleForReading, containing: "the session journal is unavailable")
+            await Self.line(of: process.standardError, containing: "the session journal is unavailable")
         }
         #expect(said != nil, "the log ended without saying so")
         var api = APIClient(host: "127.0.0.1", port: try #require(port))
@@ -188,26 +157,28 @@ struct CommandTests {
         #expect(health.status == .serviceUnavailable && health.errorCode == "journal_unavailable", "\(health.status) \(health.body)")
     }
 
-    /// The first line of `handle` that contains `text`, or `nil` at its end.
-    private static func line(of handle: FileHandle, containing text: String) async throws -> String? {
-        while let line = try await firstLine(of: handle) {
-            if line.contains(text) { return line }
+    /// The first line of `lines` that contains `text`, or `nil` at their end.
+    private static func line(of lines: AsyncStream<String>, containing text: String) async -> String? {
+        for await line in lines where line.contains(text) {
+            return line
         }
         return nil
     }
 
-    private static func firstLine(of handle: FileHandle) async throws -> String? {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes: [UInt8] = []
-                while true {
-                    let chunk = handle.readData(ofLength: 1)
-                    guard let byte = chunk.first else { break }
-                    if byte == UInt8(ascii: "\n") { break }
-                    bytes.append(byte)
-                }
-                continuation.resume(returning: bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self))
-            }
+    /// The first line of `lines`, or `nil` if they end first.
+    static func firstLine(of lines: AsyncStream<String>) async -> String? {
+        for await line in lines {
+            return line
         }
+        return nil
+    }
+
+    /// All of `lines`, once they end.
+    private static func text(of lines: AsyncStream<String>) async -> String {
+        var all: [String] = []
+        for await line in lines {
+            all.append(line)
+        }
+        return all.joined(separator: "\n")
     }
 }

@@ -12,15 +12,19 @@ import Testing
 final class ServerProcesses: Sendable {
     /// One server process: its pid, its API on the port it printed, and its exit.
     struct Server: Sendable {
-        let pid: Int32
+        let process: ChildProcess
         let api: APIClient
-        let exited: Gate
         let arguments: [String]
+
+        var pid: Int32 { process.pid }
 
         /// Sends `signal` to the process.
         func signal(_ signal: Int32) {
-            kill(pid, signal)
+            process.kill(signal)
         }
+
+        /// Waits until the process has exited.
+        var exited: Exited { Exited(process: process) }
 
         /// Sends SIGKILL and waits (bounded) until the process has exited.
         func kill9() async throws {
@@ -29,69 +33,61 @@ final class ServerProcesses: Sendable {
         }
     }
 
-    private let running = Locked<[Int32: (process: Process, exited: Gate)]>([:])
+    /// The exit of a server process, to wait for.
+    struct Exited: Sendable {
+        let process: ChildProcess
+
+        /// - Throws: `CancellationError` if the waiting task is cancelled first.
+        func wait() async throws {
+            _ = try await process.exited
+        }
+    }
+
+    private let running = Locked<[ChildProcess]>([])
 
     /// Starts `pharmacy-service` on a free port with `arguments` and returns once it listens.
     func start(_ arguments: [String]) async throws -> Server {
-        let process = Process()
-        process.executableURL = try CommandTests.executable()
         let all = ["--port", "0"] + arguments
-        process.arguments = all
-        let output = Pipe()
-        process.standardOutput = output
         // The server's log goes to the test's standard error: what a failing test shows.
-        process.standardError = FileHandle.standardError
-        let exited = Gate()
-        process.terminationHandler = { _ in exited.open() }
-        try process.run()
-        let pid = process.processIdentifier
-        running.withLock { $0[pid] = (process, exited) }
-        if let file = ProcessInfo.processInfo.environment["PHARMACY_TEST_CHILDREN"],
-            let handle = FileHandle(forWritingAtPath: file)
-        {
-            handle.seekToEndOfFile()
-            handle.write(Data("\(pid)\n".utf8))
-            try? handle.close()
-        }
+        let process = try ChildProcess(
+            try CommandTests.executable().path, all, standardOutput: .pipe, standardError: .inherit)
+        running.withLock { $0.append(process) }
+        Self.record(process.pid)
         let line = try await bounded("pharmacy-service \(all.joined(separator: " ")) to print its port") {
-            try await Self.firstLine(of: output.fileHandleForReading)
+            await CommandTests.firstLine(of: process.standardOutput)
         }
         guard let line, line.hasPrefix("listening on "), let port = line.split(separator: ":").last.flatMap({ Int($0) })
         else {
             throw CommandTests.Missing(description: "pharmacy-service \(all.joined(separator: " ")) did not start: printed \(line ?? "nothing")")
         }
-        return Server(pid: pid, api: APIClient(host: "127.0.0.1", port: port), exited: exited, arguments: all)
+        return Server(process: process, api: APIClient(host: "127.0.0.1", port: port), arguments: all)
     }
 
     /// Kills every process still running and waits (bounded) for each to exit.
     func killAll() async {
         let processes = running.withLock { running in
-            defer { running = [:] }
-            return Array(running.values)
+            defer { running = [] }
+            return running
         }
-        for (process, _) in processes where process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+        for process in processes {
+            process.kill(SIGKILL)
         }
-        for (process, exited) in processes {
-            _ = try? await bounded("pharmacy-service (pid \(process.processIdentifier)) to exit after SIGKILL", within: .seconds(10)) {
-                try await exited.wait()
+        for process in processes {
+            _ = try? await bounded("pharmacy-service (pid \(process.pid)) to exit after SIGKILL", within: .seconds(10)) {
+                try await process.exited
             }
         }
     }
 
-    private static func firstLine(of handle: FileHandle) async throws -> String? {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes: [UInt8] = []
-                while true {
-                    let chunk = handle.readData(ofLength: 1)
-                    guard let byte = chunk.first else { break }
-                    if byte == UInt8(ascii: "\n") { break }
-                    bytes.append(byte)
-                }
-                continuation.resume(returning: bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self))
-            }
-        }
+    /// Appends `pid` to the file `test.sh` names in `PHARMACY_TEST_CHILDREN`.
+    private static func record(_ pid: Int32) {
+        guard let file = ProcessInfo.processInfo.environment["PHARMACY_TEST_CHILDREN"] else { return }
+        // O_CLOEXEC: no child started meanwhile inherits it.
+        let fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let line = Array("\(pid)\n".utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }
 
