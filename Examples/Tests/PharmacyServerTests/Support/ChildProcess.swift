@@ -3,15 +3,15 @@ import Glibc
 
 /// A child process started with `posix_spawn`, for the tests that run `pharmacy-service`.
 ///
-/// Not Foundation's `Process`: on Linux it closes descriptors it does not own any more (its
-/// child-exit watch closes a socketpair descriptor when it is invalidated, its pipes' file
-/// handles close on deallocation; swiftlang/swift#57827), and a number closed twice may by then
-/// be a fresh loopback connection of the test process, which then fails with "I/O on closed
-/// channel" before its request is written. Here every descriptor has one owner that closes it
-/// exactly once: the parent's ends of the pipes are opened with `O_CLOEXEC` (so no child inherits
-/// them), the write ends are closed right after the spawn, and each read end by the thread that
-/// reads it, at its end. The child gets standard input from `/dev/null` and nothing of ours but
-/// the standard output and error asked for.
+/// Not Foundation's `Process`: beside its spawns, fresh loopback connections of the test process
+/// failed with "I/O on closed channel" before their request was written, and one run crashed
+/// inside `Process.run()`; descriptors closed under their owner are a known class of its bugs on
+/// Linux (its child-exit watch closes a socketpair descriptor when it is invalidated, its pipes'
+/// file handles close on deallocation; swiftlang/swift#57827). Here every descriptor has one
+/// owner that closes it exactly once: the parent's ends of the pipes are opened with `O_CLOEXEC`
+/// (so no child inherits them), the write ends are closed right after the spawn, and each read
+/// end by the thread that reads it, at its end. The child gets standard input from `/dev/null`
+/// and nothing of ours but the standard output and error asked for.
 ///
 /// The blocking calls (`waitid`, `read`) run on threads of their own, never on the cooperative
 /// pool the in-process servers need.
