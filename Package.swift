@@ -85,9 +85,16 @@ let package = Package(
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ]
         ),
-        // What the engine's and the tracing tests share: bounded waits, gates, and the one turn of
-        // the tests that block a thread.
-        .target(name: "SharedTestSupport", dependencies: ["FeedbackLoop"], path: "Tests/SharedTestSupport"),
+        // What more than one test target shares: bounded waits, gates, the one turn of the tests
+        // that block a thread, the request context of the propagation tests, and span trees.
+        .target(
+            name: "SharedTestSupport",
+            dependencies: [
+                "FeedbackLoop", .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            path: "Tests/SharedTestSupport"
+        ),
 
         // MARK: Recording and diagrams (no trait)
         .target(
@@ -148,7 +155,7 @@ let package = Package(
         .testTarget(
             name: "FeedbackLoopServicesTests",
             dependencies: [
-                "FeedbackLoopServices", "FeedbackLoopTracing",
+                "FeedbackLoopServices", "FeedbackLoopTracing", "SharedTestSupport",
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -203,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "FeedbackLoopDurableTests",
             dependencies: [
-                "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
+                "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop", "SharedTestSupport",
                 // Raw SQL, to damage journals as another tool would.
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -229,7 +236,7 @@ let package = Package(
             name: "FeedbackLoopPostgresTests",
             dependencies: [
                 "FeedbackLoopPostgres", "FeedbackLoopDurable", "FeedbackLoopDurableTesting", "FeedbackLoop",
-                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                "SharedTestSupport", .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),

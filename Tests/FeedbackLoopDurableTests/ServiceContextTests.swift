@@ -3,24 +3,8 @@ import FeedbackLoop
 import FeedbackLoopDurableTesting
 import Foundation
 import Instrumentation
+import SharedTestSupport
 import Testing
-
-/// A request id, the kind of value a server keeps in its `ServiceContext`.
-private enum RequestID: ServiceContextKey {
-    typealias Value = String
-}
-
-extension ServiceContext {
-    fileprivate static func request(_ id: String) -> ServiceContext {
-        var context = ServiceContext.topLevel
-        context[RequestID.self] = id
-        return context
-    }
-
-    fileprivate static var currentRequest: String {
-        current?[RequestID.self] ?? "none"
-    }
-}
 
 /// Values recorded by a durable loop's state; each starts an effect that notes the request it
 /// runs for, and value 1's effect also sends `.record(10)` (an effect's event, journaled too).

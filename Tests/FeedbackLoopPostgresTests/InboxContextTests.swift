@@ -5,36 +5,20 @@ import FeedbackLoopDurableTesting
 import FeedbackLoopPostgres
 import Foundation
 import Instrumentation
+import SharedTestSupport
 import PostgresNIO
 import Testing
-
-/// A request id, the kind of value a server keeps in its `ServiceContext`.
-private enum RequestID: ServiceContextKey {
-    typealias Value = String
-}
-
-extension ServiceContext {
-    fileprivate static func request(_ id: String) -> ServiceContext {
-        var context = ServiceContext.topLevel
-        context[RequestID.self] = id
-        return context
-    }
-
-    fileprivate static var currentRequest: String {
-        current?[RequestID.self] ?? "none"
-    }
-}
 
 /// Carries the request id as one header, as a tracer carries `traceparent`.
 private struct RequestInstrument: Instrument {
     func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
     where Inject.Carrier == Carrier {
-        if let id = context[RequestID.self] { injector.inject(id, forKey: "x-request-id", into: &carrier) }
+        if let id = context.requestID { injector.inject(id, forKey: "x-request-id", into: &carrier) }
     }
 
     func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
     where Extract.Carrier == Carrier {
-        if let id = extractor.extract(key: "x-request-id", from: carrier) { context[RequestID.self] = id }
+        if let id = extractor.extract(key: "x-request-id", from: carrier) { context.requestID = id }
     }
 }
 

@@ -3,6 +3,7 @@ import FeedbackLoopServices
 import FeedbackLoopTracing
 import InMemoryTracing
 import ServiceLifecycleTestKit
+import SharedTestSupport
 import Testing
 import Tracing
 
@@ -180,39 +181,4 @@ struct RefusalSpanTests {
             configuration: LoopConfiguration(
                 label: "jobs", logger: .quiet, onEffectError: { _ in }, instruments: [LoopTracing(tracer: tracer)]))
     }
-}
-
-extension FinishedInMemorySpan {
-    func string(_ key: String) -> String? {
-        if case .string(let value) = attributes.get(key) { return value }
-        return nil
-    }
-
-    /// `reduce add`, or `reduce add dropped: refusedDuringShutdown`: what a test compares.
-    var summary: String {
-        let event = string("feedback_loop.event").map { " \($0)" } ?? ""
-        let dropped = string("feedback_loop.dropped").map { " dropped: \($0)" } ?? ""
-        return operationName + event + dropped
-    }
-}
-
-extension [FinishedInMemorySpan] {
-    /// The spans whose parent is `parent`.
-    func children(of parent: FinishedInMemorySpan) -> [FinishedInMemorySpan] {
-        filter { $0.parentSpanID == parent.spanID && $0.traceID == parent.traceID }
-    }
-
-    /// The one span whose parent is `parent` and whose name is `name`; a test failure otherwise.
-    func child(
-        of parent: FinishedInMemorySpan, named name: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> FinishedInMemorySpan {
-        let found = children(of: parent).filter { $0.operationName == name }
-        try #require(
-            found.count == 1, "expected one \(name) span under \(parent.operationName), found \(found.count)",
-            sourceLocation: sourceLocation)
-        return found[0]
-    }
-
-    /// Each span's ``FinishedInMemorySpan/summary``, sorted.
-    var summaries: [String] { map(\.summary).sorted() }
 }

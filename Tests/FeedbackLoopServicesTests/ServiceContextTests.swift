@@ -1,20 +1,8 @@
 import FeedbackLoop
 import FeedbackLoopServices
 import Instrumentation
+import SharedTestSupport
 import Testing
-
-/// A request id, the kind of value a server keeps in its `ServiceContext`.
-private enum RequestID: ServiceContextKey {
-    typealias Value = String
-}
-
-extension ServiceContext {
-    fileprivate static func request(_ id: String) -> ServiceContext {
-        var context = ServiceContext.topLevel
-        context[RequestID.self] = id
-        return context
-    }
-}
 
 /// Rules: `LoopRegistry` and `LoopService` keep their caller's `ServiceContext` across their own
 /// hops. The effect an event causes runs in the context of the request that sent it, whether the
@@ -44,7 +32,7 @@ struct ServiceContextTests {
         private let state = Lock<(requests: [Int: String], waiters: [(Int, CheckedContinuation<Void, Never>)])>(([:], []))
 
         func note(_ value: Int) {
-            let request = ServiceContext.current?[RequestID.self] ?? "none"
+            let request = ServiceContext.currentRequest
             let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
                 state.requests[value] = request
                 let count = state.requests.count

@@ -140,17 +140,3 @@ struct DroppedEventTests {
             configuration: LoopConfiguration(label: "orders", capacity: capacity, instruments: [LoopTracing(tracer: tracer)]))
     }
 }
-
-extension FinishedInMemorySpan {
-    /// `reduce place`, or `reduce place dropped: overCapacity`: what a test compares.
-    var summary: String {
-        let event = string("feedback_loop.event").map { " \($0)" } ?? ""
-        let dropped = string("feedback_loop.dropped").map { " dropped: \($0)" } ?? ""
-        return operationName + event + dropped
-    }
-}
-
-extension [FinishedInMemorySpan] {
-    /// Each span's ``FinishedInMemorySpan/summary``, sorted.
-    var summaries: [String] { map(\.summary).sorted() }
-}

@@ -139,30 +139,3 @@ final class Latch: Sendable {
         }
     }
 }
-
-extension FinishedInMemorySpan {
-    func string(_ key: String) -> String? {
-        if case .string(let value) = attributes.get(key) { return value }
-        return nil
-    }
-}
-
-extension [FinishedInMemorySpan] {
-    /// The spans whose parent is `parent`.
-    func children(of parent: FinishedInMemorySpan) -> [FinishedInMemorySpan] {
-        filter { $0.parentSpanID == parent.spanID && $0.traceID == parent.traceID }
-    }
-
-    /// The one span whose parent is `parent` and whose name is `name`; a test failure otherwise.
-    func child(
-        of parent: FinishedInMemorySpan, named name: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> FinishedInMemorySpan {
-        let found = children(of: parent).filter { $0.operationName == name }
-        try #require(
-            found.count == 1, "expected one \(name) span under \(parent.operationName), found \(found.count)",
-            sourceLocation: sourceLocation)
-        return found[0]
-    }
-
-    func named(_ name: String) -> [FinishedInMemorySpan] { filter { $0.operationName == name } }
-}

@@ -3,24 +3,6 @@ import Dispatch
 import Instrumentation
 import Testing
 
-/// A request id, the kind of value a server keeps in its `ServiceContext`.
-private enum RequestID: ServiceContextKey {
-    typealias Value = String
-}
-
-extension ServiceContext {
-    fileprivate static func request(_ id: String) -> ServiceContext {
-        var context = ServiceContext.topLevel
-        context[RequestID.self] = id
-        return context
-    }
-
-    /// The request the code that reads it runs for, "none" outside any.
-    fileprivate static var currentRequest: String {
-        current?[RequestID.self] ?? "none"
-    }
-}
-
 /// Rules: a loop that propagates `ServiceContext` (``ServiceContextPropagation``) runs each effect
 /// in the context of the event that caused it, on every backend.
 ///
