@@ -143,8 +143,9 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// - Throws: ``LoopError/stopped`` if the loop stopped before the event was reduced;
     ///   ``LoopError/cancelled`` if the calling task was cancelled while waiting for room (the
-    ///   event was then never queued). Once queued, an event is reduced even if the caller is
-    ///   cancelled.
+    ///   event was then never queued: it is counted and reported as dropped,
+    ///   ``DropReason/cancelledWhileWaiting``, before the call throws). Once queued, an event is
+    ///   reduced even if the caller is cancelled.
     @inlinable
     @discardableResult
     public func sendAndWait(_ event: Event) async throws -> State {

@@ -29,7 +29,7 @@ import Synchronization
 /// | label | kind | meaning |
 /// |---|---|---|
 /// | `<label>_events_reduced_total` | counter | events the reducer ran on |
-/// | `<label>_events_dropped_total` | counter, dimension `reason` | events not reduced: a `DropReason` raw value (`afterStop`, `overCapacity`, `fromCancelledEffect`, `discardedAtStop`), or `refusedDuringShutdown` for events a ``LoopService`` refused |
+/// | `<label>_events_dropped_total` | counter, dimension `reason` | events not reduced: a `DropReason` raw value (`afterStop`, `overCapacity`, `fromCancelledEffect`, `discardedAtStop`, `cancelledWhileWaiting`), or `refusedDuringShutdown` for events a ``LoopService`` refused |
 /// | `<label>_events_orphaned_total` | counter | child features' events that reached no child, the child being gone (`LoopStatistics.eventsOrphaned`) |
 /// | `<label>_effects_started_total` | counter | effects started (every kind but `.none`) |
 /// | `<label>_effects_finished_total` | counter | effects that completed by themselves |

@@ -22,8 +22,9 @@ import Tracing
 ///   case name (its payload is never read: it may hold what a trace must not);
 /// - a span **`reduce`** for each event the loop drops instead, ended at once, with
 ///   `feedback_loop.dropped` set to the `DropReason`'s raw value (`afterStop`, `overCapacity`,
-///   `fromCancelledEffect`, `discardedAtStop`), a child of the event's context (its sender's
-///   span, or the span of the effect that sent it) whichever thread reports the drop;
+///   `fromCancelledEffect`, `discardedAtStop`, `cancelledWhileWaiting`), a child of the event's
+///   context (its sender's span, or the span of the effect that sent it) whichever thread
+///   reports the drop;
 /// - a span **`effect`** per `.run` or `.callback` effect, a child of the `reduce` span of the
 ///   event whose step started it (an effect of the initial state has no parent: it begins a
 ///   trace). It lasts from the effect's start to its end, and its attribute

@@ -86,6 +86,34 @@ struct DroppedEventTests {
         #expect(spans.children(of: requestSpan).summaries == ["reduce place dropped: afterStop"])
     }
 
+    /// A `sendAndWait` whose task is cancelled while it waits for room in the bounded queue: its
+    /// span, a child of its caller's, says so; the event was never queued, so nothing else of it.
+    @Test(arguments: Backend.allCases)
+    func aSendAndWaitCancelledWhileWaitingForRoom(backend: Backend) async throws {
+        let tracer = InMemoryTracer()
+        let loop = Self.loop(backend, tracer: tracer, capacity: .bounded(1))
+        let requests = ["a", "b"].map { tracer.startSpan("request \($0)") }
+        try await withDrainHeld(loop, by: .place("hold"), at: { $0.placing.contains("hold") }) { release in
+            ServiceContext.$current.withValue(requests[0].context) { loop.send(.place("a")) }
+            let waitingB = Task { [context = requests[1].context] in
+                try await ServiceContext.$current.withValue(context) { try await loop.sendAndWait(.place("b")) }
+            }
+            try await waitUntil("b to be parked") { loop.waiting.parked == 1 }
+            waitingB.cancel()
+            await #expect(throws: LoopError.cancelled) { try await waitingB.value }
+            release.open()
+        }
+        try await withDeadline("the queue drained") { await loop.waitUntilIdle() }
+        await loop.stop()
+        for request in requests { request.end() }
+
+        let spans = tracer.finishedSpans
+        let (a, b) = try (#require(spans.first { $0.spanID == requests[0].spanID }), #require(spans.first { $0.spanID == requests[1].spanID }))
+        #expect(spans.children(of: a).summaries == ["reduce place"])
+        #expect(spans.children(of: b).summaries == ["reduce place dropped: cancelledWhileWaiting"])
+        #expect(loop.statistics.eventsCancelledWhileWaiting == 1)
+    }
+
     /// An effect's event that was queued while its effect ran, and reached its turn after the
     /// loop had cancelled the effect: dropped when it would have been reduced, its span a child
     /// of the effect's.

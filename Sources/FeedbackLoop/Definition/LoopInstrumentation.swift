@@ -82,6 +82,11 @@ public enum DropReason: String, Sendable, Hashable, CaseIterable {
     case fromCancelledEffect
     /// Still queued when ``Loop/stop()`` began.
     case discardedAtStop
+    /// Sent with ``Loop/sendAndWait(_:)`` while a ``EventCapacity/bounded(_:)`` queue was full,
+    /// and the calling task was cancelled while it waited for room: the event was never queued,
+    /// and the caller gets ``LoopError/cancelled``. Reported in the caller's task, before the
+    /// call throws.
+    case cancelledWhileWaiting
 }
 
 /// A step in an effect's life, as seen by ``LoopInstrumentation/onEffect``.

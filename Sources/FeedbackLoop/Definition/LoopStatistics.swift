@@ -1,7 +1,8 @@
 /// Counters a ``Loop`` keeps about its own life, read with ``Loop/statistics``.
 ///
 /// Nothing the loop refuses or drops goes uncounted: every event is either reduced or counted in
-/// exactly one of the `eventsDropped…`/`eventsDiscarded…` counters. Every effect that started is,
+/// exactly one of the `eventsDropped…`/`eventsDiscarded…` counters or
+/// ``eventsCancelledWhileWaiting``, one counter per ``DropReason``. Every effect that started is,
 /// at any quiet moment, in exactly one of running, finished, cancelled or failed:
 /// `effectsStarted == effectsRunning + effectsFinished + effectsCancelled + effectsFailed`.
 public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
@@ -18,6 +19,10 @@ public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
     public var eventsDroppedFromCancelledEffects: Int = 0
     /// Events that were queued but not yet reduced when ``Loop/stop()`` began.
     public var eventsDiscardedAtStop: Int = 0
+    /// ``Loop/sendAndWait(_:)`` calls whose task was cancelled while they waited for room in a
+    /// full ``EventCapacity/bounded(_:)`` queue: their events were never queued
+    /// (``DropReason/cancelledWhileWaiting``).
+    public var eventsCancelledWhileWaiting: Int = 0
     /// Events addressed to a child feature that did not exist when they were reduced (see
     /// ``ChildScope`` and ``KeyedChildScope``): the reducer ran, but no child received them.
     /// Already counted in ``eventsReduced``.
@@ -40,7 +45,7 @@ public struct LoopStatistics: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "reduced \(eventsReduced), dropped after stop \(eventsDroppedAfterStop), over capacity "
             + "\(eventsDroppedOverCapacity), from cancelled effects \(eventsDroppedFromCancelledEffects), "
-            + "discarded at stop \(eventsDiscardedAtStop), orphaned \(eventsOrphaned); effects started \(effectsStarted), finished "
+            + "discarded at stop \(eventsDiscardedAtStop), cancelled while waiting \(eventsCancelledWhileWaiting), orphaned \(eventsOrphaned); effects started \(effectsStarted), finished "
             + "\(effectsFinished), cancelled \(effectsCancelled), failed \(effectsFailed), running \(effectsRunning)"
     }
 }

@@ -55,7 +55,7 @@ extension LoopEngine {
             configuration.logger.warning(
                 "event queue full; events are being dropped and counted in statistics",
                 metadata: ["loop": "\(configuration.label)", "capacity": "\(configuration.capacity.limit)"])
-        case .fromCancelledEffect, .discardedAtStop:
+        case .fromCancelledEffect, .discardedAtStop, .cancelledWhileWaiting:
             break
         }
     }
@@ -85,8 +85,23 @@ extension LoopEngine {
         perform(action, event: nil)
     }
 
+    /// ``Loop/sendAndWait(_:)``. A call that waits for room in a full bounded queue is parked;
+    /// cancelling its task takes it out of line (``LoopStateMachine/unpark(id:)`` counts the drop)
+    /// and resumes it with ``LoopError/cancelled``, and the drop is reported here, in the
+    /// caller's own task and context, before the call throws.
     @inlinable
     func submit(_ event: Event) async throws -> State {
+        do {
+            return try await submitOrPark(event)
+        } catch let error as LoopError where error == .cancelled {
+            // Only an unparked call is resumed with `.cancelled`.
+            reportDrop(event, reason: .cancelledWhileWaiting, firstWarning: false)
+            throw error
+        }
+    }
+
+    @inlinable
+    func submitOrPark(_ event: Event) async throws -> State {
         let id = nextID()
         let context = cause != nil ? ServiceContext.current : nil
         return try await withTaskCancellationHandler {

@@ -1,4 +1,5 @@
 import FeedbackLoop
+import Instrumentation
 import Testing
 
 /// Event intake: unbounded by default; bounded drops (and counts) with `send` and waits with
@@ -64,6 +65,42 @@ struct CapacityTests {
         await loop.waitUntilIdle()
         #expect(loop.state.count == 2)
         }
+    }
+
+    /// A `sendAndWait` whose task is cancelled while it waits for room is a drop like every other:
+    /// counted in ``LoopStatistics/eventsCancelledWhileWaiting`` and reported to `onDrop` with its
+    /// event and ``DropReason/cancelledWhileWaiting``, in the caller's own context (whether or
+    /// not the loop propagates contexts), before the call throws.
+    @Test(arguments: Backend.allCases, [ServiceContextPropagation.enabled, .disabled])
+    func aCancelledWaitForRoomIsReportedAsADrop(backend: Backend, propagation: ServiceContextPropagation) async throws {
+        let drops = Locked<[String]>([])
+        let loop = Loop(
+            initial: Counter.State(),
+            reduce: Counter.reduce,
+            backend: backend,
+            configuration: LoopConfiguration(capacity: .bounded(1), serviceContext: propagation),
+            instrumentation: LoopInstrumentation(onDrop: { event, reason in
+                drops.append("\(event) \(reason) in \(ServiceContext.currentRequest)")
+            }))
+        try await withDrainHeld(loop, by: .increment, at: { $0.count == 1 }) { release in
+            loop.send(.increment)  // takes the one place
+            let waiting = Task {
+                try await ServiceContext.$current.withValue(.request("waiter")) { try await loop.sendAndWait(.add(100)) }
+            }
+            try await waitUntil("the sendAndWait to wait for room") { loop.parkedSubmits == 1 }
+            waiting.cancel()
+            await #expect(throws: LoopError.cancelled) { try await waiting.value }
+            #expect(drops.current == ["add(100) cancelledWhileWaiting in waiter"])
+            #expect(loop.statistics.eventsCancelledWhileWaiting == 1)
+            release.open()
+        }
+        try await withDeadline("the queue to drain") { await loop.waitUntilIdle() }
+        #expect(loop.state.count == 2, "the cancelled call's event was never queued")
+        let statistics = loop.statistics
+        #expect(statistics.eventsReduced == 2)
+        #expect(statistics.eventsCancelledWhileWaiting == 1)
+        #expect(statistics.eventsDroppedOverCapacity + statistics.eventsDroppedAfterStop + statistics.eventsDiscardedAtStop == 0)
+        await loop.stop()
     }
 
     @Test(arguments: Backend.allCases)

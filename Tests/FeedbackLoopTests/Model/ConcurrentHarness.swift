@@ -227,6 +227,7 @@ struct ConcurrentRun {
             case .overCapacity: statistics.eventsDroppedOverCapacity
             case .fromCancelledEffect: statistics.eventsDroppedFromCancelledEffects
             case .discardedAtStop: statistics.eventsDiscardedAtStop
+            case .cancelledWhileWaiting: statistics.eventsCancelledWhileWaiting
             }
             let reported = reasons.count { $0 == reason }
             if counted != reported { return "\(reason): counted \(counted), reported \(reported)" }

@@ -59,7 +59,7 @@ struct LoopStateMachineTests {
         var draining = false
         var stopped = false
         var externalQueued = 0
-        var counted = (afterStop: 0, overCapacity: 0, discarded: 0)
+        var counted = (afterStop: 0, overCapacity: 0, discarded: 0, cancelledWhileWaiting: 0)
         var handled: [Item] = []  // everything the drainer got, in order
         var sentInOrder: [Item] = []  // everything admitted, in admission order
         var next = 0
@@ -129,6 +129,7 @@ struct LoopStateMachineTests {
                 guard let unparked = machine.unpark(id: UInt64(id)), unparked.id == UInt64(id) else {
                     Issue.record("unpark \(id) found nothing"); return
                 }
+                counted.cancelledWhileWaiting += 1
                 replies.resume(id)
             case 5:  // the drainer finishes its batch
                 guard draining, !stopped else { continue }
@@ -187,6 +188,7 @@ struct LoopStateMachineTests {
         #expect(handled == Array(sentInOrder.prefix(handled.count)), "the drainer got items out of admission order")
         #expect(machine.statistics.eventsDroppedAfterStop == counted.afterStop)
         #expect(machine.statistics.eventsDroppedOverCapacity == counted.overCapacity)
+        #expect(machine.statistics.eventsCancelledWhileWaiting == counted.cancelledWhileWaiting)
         if stopped { #expect(machine.statistics.eventsDiscardedAtStop == counted.discarded) }
         let resumed = replies.outcomes.current
         #expect(resumed.values.allSatisfy { $0 == 1 }, "a continuation was handed back more than once: \(resumed.filter { $0.value > 1 })")

@@ -143,10 +143,13 @@ extension LoopStateMachine {
         }
     }
 
-    /// Takes a parked submit out of line (its task was cancelled).
+    /// Takes a parked submit out of line because its task was cancelled, and counts its event
+    /// dropped (``DropReason/cancelledWhileWaiting``): the one place that decides this drop.
+    /// `nil` if it is no longer parked (room came and it joined the queue, or stop discarded it).
     @inlinable
     mutating func unpark(id: UInt64) -> ParkedSubmit<State, Event>? {
         guard let index = parked.firstIndex(where: { $0.id == id }) else { return nil }
+        statistics.eventsCancelledWhileWaiting += 1
         return parked.remove(at: index)
     }
 
