@@ -40,7 +40,7 @@ extension LoopEngine {
     /// Finishes observers, releases feedbacks and cancels every running effect exactly once.
     @inlinable
     func tearDown(_ owner: StateOwner<State, Event>) {
-        owner.endObserversAndFeedbacks(engine: self)
+        owner.endObserversAndFeedbacks()
         var running = lock.withLock { $0.effectsToCancel() }
         var cancelled = 0
         var endedNow: [UInt64] = []

@@ -14,9 +14,6 @@ final class LoopEngine<State: Sendable, Event: Sendable>: EventReceiver, Sendabl
     /// without the lock; the lock-protected phase is the authority.
     @usableFromInline let stopRequested: Atomic<Bool>
     @usableFromInline let ids: Atomic<UInt64>
-    /// How many observers the state's owner holds: kept by the drain-role holder, read by tests that
-    /// check an observer or a `states` subscriber really left.
-    @usableFromInline let observerCount: Atomic<Int>
     @usableFromInline let configuration: LoopConfiguration
     /// `nil` for an uninstrumented loop, the common case: boxed, so that such a loop keeps one
     /// word for it rather than four optional closures (56 bytes more per idle loop).
@@ -49,7 +46,6 @@ final class LoopEngine<State: Sendable, Event: Sendable>: EventReceiver, Sendabl
         self.cause = cause
         self.stopRequested = Atomic(false)
         self.ids = Atomic(0)
-        self.observerCount = Atomic(0)
     }
 
     @inlinable

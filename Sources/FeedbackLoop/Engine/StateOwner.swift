@@ -1,5 +1,4 @@
 import Instrumentation
-import Synchronization
 
 /// What a feedback becomes inside a running loop: called with every state, in order, and the
 /// event that produced it (`nil` for the initial state). It keeps its own memory (the last query,
@@ -57,9 +56,8 @@ final class StateOwner<State: Sendable, Event: Sendable> {
         case .addObserver(let observer):
             lendState { observer.onState($0) }
             observers.append(observer)
-            engine.observerCount.add(1, ordering: .relaxed)
         case .removeObserver(let id):
-            if observers.remove(id: id) { engine.observerCount.subtract(1, ordering: .relaxed) }
+            observers.remove(id: id)
         }
     }
 
@@ -171,10 +169,9 @@ final class StateOwner<State: Sendable, Event: Sendable> {
 
     /// The loop stopped: observers hear it once, and feedbacks (with whatever they captured) go.
     @inlinable
-    func endObserversAndFeedbacks(engine: LoopEngine<State, Event>) {
+    func endObserversAndFeedbacks() {
         let observers = self.observers
         self.observers = ObserverList()
-        engine.observerCount.store(0, ordering: .relaxed)
         reactors = []
         for observer in observers { observer.onStop?() }
     }
