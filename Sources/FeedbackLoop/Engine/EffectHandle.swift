@@ -84,15 +84,25 @@ struct RunningEffect: Sendable {
 enum EffectStopper: Sendable {
     case task(Task<Void, Never>)
     case cancellation(Cancellation)
-    /// A child task of the `stream` backend's host (see ``ChildEffect``).
-    case child(ChildCancellation)
+    /// An effect its backend runs in a way of its own (the `stream` backend's children of its
+    /// host's task group, see ``ChildEffect``): the core only asks it to stop.
+    case backend(any EffectCanceller)
 
     @inlinable
     func stop() {
         switch self {
         case .task(let task): task.cancel()
         case .cancellation(let cancellation): cancellation.cancel()
-        case .child(let cancellation): cancellation.cancel()
+        case .backend(let canceller): canceller.cancel()
         }
     }
+}
+
+/// What a backend that runs `.run` effects its own way, rather than in a `Task` of their own,
+/// gives the loop to stop one (``LoopDriver/startTask(_:handle:priority:body:sink:marker:)``).
+@usableFromInline
+protocol EffectCanceller: AnyObject, Sendable {
+    /// Stops the effect's work; later calls do nothing. Called outside the loop's lock: it may
+    /// run user code (the cancellation handlers of the effect's task).
+    func cancel()
 }

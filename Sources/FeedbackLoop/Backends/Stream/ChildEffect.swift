@@ -74,7 +74,7 @@ struct ChildTask: @unchecked Sendable {
 /// How the loop cancels one ``ChildEffect``: by cancelling the child task its body runs in, which
 /// the task lends for as long as the body runs (``enter(_:)`` to ``leave()``).
 @usableFromInline
-final class ChildCancellation: Sendable {
+final class ChildCancellation: EffectCanceller {
     @usableFromInline
     enum State: Sendable {
         /// Waiting to be added to the host's group.

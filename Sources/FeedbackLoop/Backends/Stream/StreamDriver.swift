@@ -116,7 +116,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             ChildEffect(
                 handle: handle, priority: priority.map(TaskPriority.init(rawValue:)), body: body, sink: sink,
                 marker: marker, cancellation: cancellation))
-        return .child(cancellation)
+        return .backend(cancellation)
     }
 
     @inlinable
