@@ -85,8 +85,11 @@ enum EffectStopper: Sendable {
     case task(Task<Void, Never>)
     case cancellation(Cancellation)
     /// An effect its backend runs in a way of its own (the `stream` backend's children of its
-    /// host's task group, see ``ChildEffect``): the core only asks it to stop.
-    case backend(any EffectCanceller)
+    /// host's task group, see ``ChildEffect``): the core only asks it to stop. Indirect, so that
+    /// the two-word existential does not widen every stopper: held inline, it made each
+    /// registry entry a word larger and its copies dearer on every backend (W3 with a
+    /// `.callback` effect on `callback`, in `scripts/callgrind.sh`).
+    indirect case backend(any EffectCanceller)
 
     @inlinable
     func stop() {
