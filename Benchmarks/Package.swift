@@ -42,6 +42,8 @@ let package = Package(
         // The benchmark's peer only (the `system` operator on OpenCombine).
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `InstrumentationSystem`, for feedback-bench's --propagate-context (already in the root's graph).
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -65,6 +67,7 @@ let package = Package(
                 "FeedbackBenchmarkScenarios",
                 .product(name: "FeedbackLoop", package: "FeedbackLoop"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
             ]
         ),
         // `feedback-bench --scenario durable` on PostgreSQL: an executable of its own, so that

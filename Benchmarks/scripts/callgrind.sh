@@ -28,6 +28,7 @@
 #   Benchmarks/scripts/callgrind.sh --only "callback actor"  # some rows
 #   Benchmarks/scripts/callgrind.sh --tables "service"       # some tables: peers, composition, loops, service
 #   Benchmarks/scripts/callgrind.sh --profile w1 actor       # one profile, annotated (top functions, inclusive)
+#   Benchmarks/scripts/callgrind.sh --propagate-context yes --only callback   # loops that propagate ServiceContext (issue 30)
 #
 # The build lives in Benchmarks/.build-callgrind/, a folder of its own: its flags differ from a
 # plain release build's, which would otherwise be rebuilt after every callgrind run.
@@ -65,7 +66,7 @@ instructions() { # workload contender units
     local out="$work/callgrind.$1.$2.$3"
     # shellcheck disable=SC2046
     valgrind --tool=callgrind --callgrind-out-file="$out" \
-        "$bench" --instructions --workload "$1" $(contender_flags "$2") --events "$3" \
+        "$bench" --instructions --workload "$1" $(contender_flags "$2") ${propagation:+"$propagation"} --events "$3" \
         >/dev/null 2>"$out.log" || { cat "$out.log" >&2; exit 1; }
     awk '/^(summary|totals):/ { print $2; exit }' "$out"
 }
@@ -105,11 +106,18 @@ fi
 
 contenders="bare callback actor stream opencombine"
 tables="peers composition loops service"
+propagation=""
 while [ $# -gt 0 ]; do
     case $1 in
+        --propagate-context)
+            case ${2:-} in
+                yes) propagation=--propagate-context ;;
+                no) propagation="" ;;
+                *) echo "error: --propagate-context takes yes or no" >&2; exit 64 ;;
+            esac ;;
         --only) contenders=${2:?--only needs a list of contenders: bare callback actor stream opencombine} ;;
         --tables) tables=${2:?--tables needs a list of tables: peers composition loops service} ;;
-        *) echo "error: unknown argument '$1' (use --only, --tables or --profile)" >&2; exit 64 ;;
+        *) echo "error: unknown argument '$1' (use --only, --tables, --propagate-context or --profile)" >&2; exit 64 ;;
     esac
     shift 2
 done

@@ -3,6 +3,7 @@ import FeedbackBenchmarkScenarios
 import Dispatch
 import FeedbackLoop
 import Foundation
+import Instrumentation
 
 /// `feedback-bench`: every scenario on every backend, side by side with the bare limit measured in
 /// the same run.
@@ -100,6 +101,13 @@ struct FeedbackBench: ParsableCommand {
 
     @Flag(help: "With --instructions: run the bare limit instead of a backend.")
     var bare = false
+
+    @Flag(help: """
+        With --instructions: bootstrap InstrumentationSystem with an instrument that does nothing, so \
+        that every loop propagates ServiceContext (ServiceContextPropagation.automatic) as in a service \
+        with a tracer, while the workload sends in no context: what propagation itself costs (issue 30).
+        """)
+    var propagateContext = false
 
     mutating func validate() throws {
         _ = try options()
@@ -204,6 +212,8 @@ struct FeedbackBench: ParsableCommand {
             }
         } else if bare {
             throw ValidationError("--bare only goes with --instructions")
+        } else if propagateContext {
+            throw ValidationError("--propagate-context only goes with --instructions")
         } else if self.workload != nil {
             throw ValidationError("--workload only goes with --instructions")
         }
@@ -263,6 +273,7 @@ struct FeedbackBench: ParsableCommand {
         if options.workload == nil, options.render == nil, minutes >= 10 {
             FileHandle.standardError.write(Data("feedback-bench: \(options.size.events) events: expect a run of about \(minutes) minutes\n".utf8))
         }
+        if propagateContext { InstrumentationSystem.bootstrap(DoNothingInstrument()) }
         let outcome = Lock<Result<Void, any Error>?>(nil)
         let finished = DispatchSemaphore(value: 0)
         Task {
@@ -331,4 +342,14 @@ struct FeedbackBench: ParsableCommand {
             throw ExitCode.failure
         }
     }
+}
+
+/// An instrument that injects and extracts nothing: bootstrapped, it makes every loop propagate
+/// `ServiceContext` (`--propagate-context`) without a tracer's own costs.
+struct DoNothingInstrument: Instrument {
+    func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    where Extract.Carrier == Carrier {}
+
+    func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    where Inject.Carrier == Carrier {}
 }
