@@ -59,7 +59,7 @@ public struct RunCheck: Sendable, Hashable {
             throw fail("\(stats.eventsReduced) events reduced, expected \(expectedReduced)")
         }
         let dropped = stats.eventsDroppedAfterStop + stats.eventsDroppedOverCapacity
-            + stats.eventsDroppedFromCancelledEffects + stats.eventsDiscardedAtStop
+            + stats.eventsDroppedFromCancelledEffects + stats.eventsDiscardedAtStop + stats.eventsCancelledWhileWaiting
         guard dropped == 0 else { throw fail("\(dropped) events dropped (\(stats))") }
         let accounted = stats.effectsRunning + stats.effectsFinished + stats.effectsCancelled + stats.effectsFailed
         guard stats.effectsStarted == accounted else {
