@@ -103,6 +103,34 @@ struct CapacityTests {
         await loop.stop()
     }
 
+    /// The same drop when the caller's task was cancelled before it called: it parks, finds its
+    /// task cancelled, and leaves the line at once (no cancellation handler will come).
+    @Test(arguments: Backend.allCases)
+    func aSendAndWaitFromACancelledTaskIntoAFullQueueIsReportedAsADrop(backend: Backend) async throws {
+        let drops = Locked<[String]>([])
+        let loop = Loop(
+            initial: Counter.State(),
+            reduce: Counter.reduce,
+            backend: backend,
+            configuration: LoopConfiguration(capacity: .bounded(1)),
+            instrumentation: LoopInstrumentation(onDrop: { event, reason in drops.append("\(event) \(reason)") }))
+        try await withDrainHeld(loop, by: .increment, at: { $0.count == 1 }) { release in
+            loop.send(.increment)  // takes the one place
+            let waiting = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await loop.sendAndWait(.add(100))
+            }
+            await #expect(throws: LoopError.cancelled) { try await waiting.value }
+            #expect(drops.current == ["add(100) cancelledWhileWaiting"])
+            #expect(loop.statistics.eventsCancelledWhileWaiting == 1)
+            #expect(loop.parkedSubmits == 0)
+            release.open()
+        }
+        try await withDeadline("the queue to drain") { await loop.waitUntilIdle() }
+        #expect(loop.state.count == 2)
+        await loop.stop()
+    }
+
     @Test(arguments: Backend.allCases)
     func stopFailsSendsWaitingForRoom(backend: Backend) async throws {
         try await withHeldLoop(backend, capacity: .bounded(1)) { loop, release in
