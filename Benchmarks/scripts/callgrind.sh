@@ -128,6 +128,8 @@ for contender in $contenders; do
     case $contender in bare | callback | actor | stream | opencombine) ;; *) echo "error: unknown contender '$contender'; use bare, callback, actor, stream or opencombine" >&2; exit 64 ;; esac
 done
 wants() { case " $tables " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+# Said with the tables, so that figures pasted elsewhere keep the fact.
+if [ -n "$propagation" ]; then echo "Every loop propagates ServiceContext (--propagate-context yes)."; fi
 
 # What CombineFeedback on OpenCombine 0.14 measured on this kind of machine (/work/shared's
 # MEASUREMENTS.md): the peer written here is faithful if it lands within ±30 % of these.
