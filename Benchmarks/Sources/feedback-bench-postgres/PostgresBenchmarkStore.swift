@@ -1,5 +1,6 @@
 #if Postgres
 import FeedbackBenchmarkScenarios
+import FeedbackLoop
 import FeedbackLoopDurable
 import FeedbackLoopPostgres
 import Foundation
@@ -160,6 +161,11 @@ final class PostgresBenchmarkStore: DurableBenchmarkStore {
 }
 
 extension PostgresBenchmarkStore {
+    /// The counter on `PostgresJournal`, with `DurableLoop` compiled in this module for it.
+    func openCounter(_ backend: Backend, _ journal: PostgresJournal, id: String) async throws -> DurableLoop<Int, Int> {
+        try await DurableScenario.open(backend, journal, id: id)
+    }
+
     /// `PostgresJournal.append` of the same pre-encoded events under a new loop id of the shared
     /// journal: the bare insert plus `BEGIN`, the transaction's timeouts, the fencing `UPDATE` of
     /// the lease row and `COMMIT`.
