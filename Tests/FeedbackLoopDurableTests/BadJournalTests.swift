@@ -109,6 +109,31 @@ struct BadJournalTests {
         await Self.expectUndecodable(journal, loop: "shared", sequence: 1, backend: backend)
     }
 
+    /// Two loops whose ids differ only after a NUL character: SQLite gets the ids as C strings,
+    /// so the second would open the first's history as its own. The journal refuses the id,
+    /// naming it, and writes nothing (the first loop's epoch and events are as they were).
+    @Test(arguments: Backend.allCases)
+    func aLoopIDThatSQLiteWouldCutShort(backend: Backend) async throws {
+        let path = Self.sqlitePath()
+        let first = try await DurableLoop(
+            id: "job", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce, backend: backend)
+        try await first.sendAndWait(.add(5))
+        await first.stop()
+        do {
+            let second = try await DurableLoop(
+                id: "job\0other", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
+                backend: backend)
+            await second.stop()
+            Issue.record("the loop 'job\\0other' opened, with the state \(second.state)")
+        } catch let error as JournalError {
+            #expect(error.description.contains("'job\\0other'") && error.description.contains("NUL"), "\(error)")
+        }
+        let journal = try SQLiteJournal(path: path)
+        #expect(try await journal.loopIDs() == ["job"])
+        #expect(try await journal.events(loop: "job", after: 0, limit: 10).map(\.sequence) == [1])
+        #expect(try await journal.acquire(loop: "job") == 2, "the refused id took the loop 'job' over")
+    }
+
     /// Recovering a `Ledger` from `journal` fails on record `sequence` of `loop`, and appends
     /// nothing.
     static func expectUndecodable(
