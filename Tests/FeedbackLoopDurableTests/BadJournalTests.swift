@@ -24,30 +24,6 @@ struct BadJournalTests {
         }
     }
 
-    @Test(arguments: Backend.allCases, Store.allCases)
-    func aSnapshotNewerThanTheEvents(backend: Backend, store: Store) async throws {
-        let journal = try Self.journal(store)
-        let epoch = try await journal.acquire(loop: "ledger")
-        let add = { (sequence: UInt64) in JournalRecord(sequence: sequence, schemaVersion: 1, payload: Array(#"{"add":{"_0":1}}"#.utf8)) }
-        let state = Array(#"{"total":5,"count":5,"charged":[]}"#.utf8)
-        // Events 1 and 2, and a snapshot that claims to include event 5.
-        try await journal.append(
-            loop: "ledger", epoch: epoch, events: [add(1), add(2)],
-            snapshot: JournalRecord(sequence: 5, schemaVersion: 1, payload: state))
-        await #expect(throws: DurableLoopError.self) {
-            do {
-                _ = try await DurableLoop(id: "ledger", journal: journal, initial: Ledger.State(), reduce: Ledger.reduce, backend: backend)
-            } catch let error as DurableLoopError {
-                guard case .snapshotAheadOfEvents(let loop, let sequence) = error else { throw error }
-                #expect(loop == "ledger" && sequence == 5)
-                #expect(error.description.contains("'ledger'") && error.description.contains("event 5"))
-                throw error
-            }
-        }
-        let events = try await journal.events(loop: "ledger", after: 0, limit: 10)
-        #expect(events.map(\.sequence) == [1, 2], "nothing is appended by a failed recovery")
-    }
-
     @Test(arguments: Backend.allCases)
     func aTruncatedFile(backend: Backend) async throws {
         let path = Self.sqlitePath()
