@@ -154,7 +154,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-            ]
+            ],
+            // A journal version 1 of the durable session wrote (EvolvedDurableSessionTests).
+            resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -8,7 +8,8 @@ import GRDB
 /// let journal = try SQLiteJournal(path: "/var/lib/orders/journal.sqlite")
 /// ```
 ///
-/// Many loops share one file, each keyed by its id. The file is in WAL mode; each
+/// Many loops share one file, each keyed by its id (an id with a NUL character is refused: SQLite
+/// would cut it short at the NUL, into another loop's id). The file is in WAL mode; each
 /// ``append(loop:epoch:events:snapshot:)`` is one `IMMEDIATE` transaction, durable when it returns
 /// (with ``Synchronous/full``, across a power loss; with ``Synchronous/normal``, across a crash of
 /// the process). Without a ``retention`` policy, every event and the latest snapshot of a loop are
@@ -75,7 +76,8 @@ public final class SQLiteJournal: BrowsableJournal {
     }
 
     public func acquire(loop: String) async throws -> UInt64 {
-        try await database.write { db in
+        try Self.refuseCutShort(loop)
+        return try await database.write { db in
             // The stored epoch is read and checked first: SQLite's `epoch + 1` would turn text
             // into 1, handing out an epoch an earlier owner may hold.
             if let row = try Row.fetchOne(db, sql: "SELECT epoch, head FROM feedbackloop_loops WHERE loop = ?", arguments: [loop]) {
@@ -96,7 +98,8 @@ public final class SQLiteJournal: BrowsableJournal {
     public func release(loop: String, epoch: UInt64) async throws {}
 
     public func latestSnapshot(loop: String) async throws -> JournalRecord? {
-        try await Self.naming(loop, "reading its latest snapshot") {
+        try Self.refuseCutShort(loop)
+        return try await Self.naming(loop, "reading its latest snapshot") {
             try await database.read { db in
             try Row.fetchOne(db, sql: """
                 SELECT sequence, schema_version, payload FROM feedbackloop_snapshots
@@ -107,7 +110,8 @@ public final class SQLiteJournal: BrowsableJournal {
     }
 
     public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
-        try await Self.naming(loop, "reading its events after \(sequence)") { try await database.read { db in
+        try Self.refuseCutShort(loop)
+        return try await Self.naming(loop, "reading its events after \(sequence)") { try await database.read { db in
             let records = try Row.fetchAll(db, sql: """
                 SELECT sequence, schema_version, payload FROM feedbackloop_events
                 WHERE loop = ? AND sequence > ? ORDER BY sequence LIMIT ?
@@ -132,6 +136,7 @@ public final class SQLiteJournal: BrowsableJournal {
     }
 
     public func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
+        try Self.refuseCutShort(loop)
         guard let first = events.first?.sequence else { return }
         for (offset, record) in events.enumerated() where record.sequence != first + UInt64(offset) {
             throw JournalError.sequenceConflict(loop: loop, expected: first + UInt64(offset), found: record.sequence)
@@ -245,13 +250,28 @@ public final class SQLiteJournal: BrowsableJournal {
     /// The snapshots the journal keeps, oldest first: the latest only, or with a ``retention``
     /// policy, up to its `snapshotsKept`.
     public func snapshots(loop: String) async throws -> [JournalRecord] {
-        try await Self.naming(loop, "reading its snapshots") {
+        try Self.refuseCutShort(loop)
+        return try await Self.naming(loop, "reading its snapshots") {
             try await database.read { db in
                 try Row.fetchAll(db, sql: """
                     SELECT sequence, schema_version, payload FROM feedbackloop_snapshots WHERE loop = ? ORDER BY sequence
                     """, arguments: [loop]).map { try Self.record($0, in: "feedbackloop_snapshots", loop: loop) }
             }
         }
+    }
+
+    /// Refuses a loop id with a NUL character: GRDB hands SQLite every string as a C string,
+    /// which ends at the first NUL, so `"job\0a"` and `"job\0b"` would both be the loop `"job"`
+    /// — two loops sharing one history, each recovering the other's events as its own.
+    ///
+    /// - Throws: ``JournalError/unavailable(_:)`` naming the id, before anything is read or
+    ///   written.
+    static func refuseCutShort(_ loop: String) throws {
+        guard loop.utf8.contains(0) else { return }
+        let shown = loop.replacingOccurrences(of: "\0", with: "\\0")
+        let prefix = String(decoding: loop.utf8.prefix { $0 != 0 }, as: UTF8.self)
+        throw JournalError.unavailable(
+            "loop id '\(shown)' contains a NUL character: SQLite would store it as the loop '\(prefix)'; nothing was read or written")
     }
 
     // MARK: Reading rows another tool may have altered

@@ -49,6 +49,7 @@ public enum DurabilityChecks {
         ("recovery", recovery),
         ("effectEventsAreJournaledDensely", effectEventsAreJournaledDensely),
         ("undecodableRecord", undecodableRecord),
+        ("snapshotAheadOfEvents", snapshotAheadOfEvents),
         ("newerSchemaVersion", newerSchemaVersion),
         ("eventAfterStop", eventAfterStop),
         ("deposedOwnerIsFenced", deposedOwnerIsFenced),
@@ -239,6 +240,41 @@ public enum DurabilityChecks {
         } catch DurableLoopError.undecodableEvent(let loop, let sequence, let reason) {
             try require(loop == id && sequence == 3, "the error names loop \(loop), event \(sequence): \(reason)")
         }
+        try await requireUnwritten(id, events: [1, 2, 3], environment)
+    }
+
+    /// A snapshot of an event the journal does not hold (the events were truncated, or the
+    /// snapshot is another loop's) stops recovery with an error naming the loop and the
+    /// snapshot's sequence, and nothing is written.
+    @Sendable
+    public static func snapshotAheadOfEvents(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("snapshotAhead")
+        let journal = try await environment.makeJournal()
+        let epoch = try await journal.acquire(loop: id)
+        let add = Array(try JSONEncoder().encode(Ledger.Event.add(1)))
+        let state = Array(try JSONEncoder().encode(fold(Array(repeating: .add(1), count: 5))))
+        // Events 1 and 2, and a snapshot that claims to include event 5.
+        try await journal.append(
+            loop: id, epoch: epoch,
+            events: [JournalRecord(sequence: 1, schemaVersion: 1, payload: add), JournalRecord(sequence: 2, schemaVersion: 1, payload: add)],
+            snapshot: JournalRecord(sequence: 5, schemaVersion: 1, payload: state))
+        try await journal.release(loop: id, epoch: epoch)
+        do {
+            let recovered = try await open(id, try await environment.makeJournal(), environment)
+            await recovered.stop()
+            throw DurabilityCheckFailure("a loop recovered from a snapshot of event 5 over events 1...2, at \(recovered.sequence)")
+        } catch let error as DurableLoopError {
+            guard case .snapshotAheadOfEvents(let loop, let sequence) = error else { throw error }
+            try require(loop == id && sequence == 5, "the error names loop \(loop), event \(sequence)")
+            try require(error.description.contains("'\(id)'") && error.description.contains("event 5"), "\(error)")
+        }
+        try await requireUnwritten(id, events: [1, 2], environment)
+    }
+
+    /// `loop`'s journal holds exactly the events `events`: a failed recovery appended nothing.
+    static func requireUnwritten(_ loop: String, events: [UInt64], _ environment: DurabilityEnvironment) async throws {
+        let stored = try await environment.makeJournal().events(loop: loop, after: 0, limit: 100).map(\.sequence)
+        try require(stored == events, "a failed recovery left events \(stored), not \(events)")
     }
 
     /// A record written by a newer schema version is refused with a clear error.
@@ -255,6 +291,7 @@ public enum DurabilityChecks {
         } catch DurableLoopError.unsupportedSchemaVersion(let loop, let sequence, let found, let supported) {
             try require(loop == id && sequence == 1 && found == 2 && supported == 1, "error: \(loop) \(sequence) \(found) \(supported)")
         }
+        try await requireUnwritten(id, events: [1], environment)
     }
 
     /// After stop, `send` and `sendAndWait` throw `DurableLoopError.stopped(loop:)`

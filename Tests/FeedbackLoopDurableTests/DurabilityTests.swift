@@ -72,6 +72,11 @@ struct DurabilityTests {
     }
 
     @Test(arguments: cases)
+    func snapshotAheadOfEvents(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.snapshotAheadOfEvents(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
     func newerSchemaVersion(store: Store, backend: Backend) async throws {
         try await DurabilityChecks.newerSchemaVersion(Self.environment(store, backend))
     }
@@ -113,6 +118,6 @@ struct DurabilityTests {
 
     @Test("Every check in DurabilityChecks.all has a test here")
     func everyCheckHasATest() {
-        #expect(DurabilityChecks.all.count == 14)
+        #expect(DurabilityChecks.all.count == 15)
     }
 }

@@ -103,6 +103,11 @@ struct PostgresDurabilityTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func snapshotAheadOfEvents(backend: Backend) async throws {
+        try await DurabilityChecks.snapshotAheadOfEvents(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
     func newerSchemaVersion(backend: Backend) async throws {
         try await DurabilityChecks.newerSchemaVersion(Server.environment(backend))
     }

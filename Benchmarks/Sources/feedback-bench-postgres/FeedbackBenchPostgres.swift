@@ -18,11 +18,13 @@ struct FeedbackBenchPostgres: AsyncParsableCommand {
         discussion: """
             A counter as a DurableLoop on PostgresJournal: sends with group commit, sendAndWait from one and \
             from 64 callers, against the same loop in memory and against a bare INSERT loop on the same \
-            server (the limit); recovery with and without snapshots. Prints the report feedback-bench prints; \
-            exits 1 if a run fails its checks or the server cannot be used.
+            server (the limit) and the journal's own append; recovery with and without snapshots; a journal \
+            with retention (keep 2 snapshots) against one without, each in a schema of its own: filling, \
+            recovery, and the size of its tables. Prints the report feedback-bench prints; exits 1 if a run \
+            fails its checks or the server cannot be used.
 
-            Everything is written into a schema of its own (feedback_bench_PID_TIME), dropped at the end: \
-            the server's other tables are not touched. For a throwaway server on loopback, from the \
+            Everything is written into schemas of its own (feedback_bench_PID_TIME and \
+            feedback_bench_PID_TIME_journal_N), dropped at the end: the server's other tables are not touched. For a throwaway server on loopback, from the \
             repository's root: .ci/postgres.sh swift run -c release --package-path Benchmarks --traits Postgres \
             feedback-bench-postgres
             """)

@@ -6,9 +6,10 @@ import NIOHTTP1
 import PharmacyServer
 import Testing
 
-/// Version 1 of the durable session's schema, as it shipped: the code that wrote the journals
-/// the current server must recover. Version 2 is `SessionState` and `SessionEvent` with
-/// `DurableSession.schemaVersion`. Keep it as it is: it is the record of what version 1 wrote.
+/// Version 1 of the durable session's schema, as it shipped: the code that wrote
+/// `Fixtures/pharmacy-sessions-v1.sqlite`, the journal the current server must recover. Version 2
+/// is `SessionState` and `SessionEvent` with `DurableSession.schemaVersion`. The fixture, not this
+/// code, is the record of what version 1 wrote; this is how it was made.
 enum SessionV1 {
     struct State: Codable, Sendable, Equatable {
         var pharmacies: Pharmacies.State?
@@ -63,32 +64,76 @@ enum SessionV1 {
         ("bob", [.opened, .pharmacies(.didLoad(saved)), .request(.ui(.addPharmacy), number: 1), .closed]),
     ]
 
-    /// Writes ``history`` into the SQLite journal at `path`, as version 1 did.
+    /// Writes ``history`` into a new SQLite journal at `path`, as version 1 did, and leaves the
+    /// file holding all of it, with no write-ahead log beside it.
     static func writeJournal(at path: String) async throws {
-        let journal = try SQLiteJournal(path: path)
-        for (session, events) in history {
-            let loop = try await DurableLoop(
-                id: session, journal: journal, initial: State(), reduce: reduce,
-                configuration: DurableConfiguration(snapshotEvery: 3, schemaVersion: 1))
-            for event in events { try await loop.sendAndWait(event) }
-            await loop.stop()
+        for file in [path, path + "-wal", path + "-shm"] { try? FileManager.default.removeItem(atPath: file) }
+        do {
+            let journal = try SQLiteJournal(path: path)
+            for (session, events) in history {
+                let loop = try await DurableLoop(
+                    id: session, journal: journal, initial: State(), reduce: reduce,
+                    configuration: DurableConfiguration(snapshotEvery: 3, schemaVersion: 1))
+                for event in events { try await loop.sendAndWait(event) }
+                await loop.stop()
+            }
+            try await journal.checkpoint()
         }
+        // The journal is closed: SQLite removes an empty log and its index when the last
+        // connection goes, and a file of the fixture must not depend on them.
+        for file in [path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            throw FixtureError("\(file) is still there after the journal was closed: the fixture would be incomplete")
+        }
+    }
+
+    /// The file ``writeJournal(at:)`` wrote once, checked into the repository: what the server
+    /// must keep recovering, whatever becomes of this enum or of the library's writing.
+    static let fixture = "pharmacy-sessions-v1.sqlite"
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "Fixtures")
+
+    /// Copies the checked-in fixture to `path`: recovering takes ownership of a session, which
+    /// writes, and the fixture must stay as version 1 left it.
+    static func copyFixture(to path: String) throws {
+        guard let url = Bundle.module.url(forResource: "Fixtures/\(fixture)", withExtension: nil) else {
+            throw FixtureError("the fixture \(fixture) is missing from the test bundle")
+        }
+        try FileManager.default.copyItem(at: url, to: URL(fileURLWithPath: path))
+    }
+
+    struct FixtureError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
     }
 }
 
 /// The server recovers, over HTTP, the sessions the previous version of its session schema
-/// journaled: the upcasting path of the article "Evolving a durable feature", on the example
-/// server. (`test.sh` runs it with the journal's other tests: its name ends in
-/// `DurableSessionTests`.)
+/// journaled, from a journal that version wrote and that is checked in
+/// (`Fixtures/pharmacy-sessions-v1.sqlite`): the upcasting path of the article "Evolving a
+/// durable feature", on the example server, and the pattern to copy for a feature of one's own.
+/// (`test.sh` runs it with the journal's other tests: its name ends in `DurableSessionTests`.)
 @Suite(.timeLimit(.minutes(2)))
 struct EvolvedDurableSessionTests {
     static let saved = FakePharmaciesService.sampleSaved
     static let withSuperdrug = saved + [Pharmacy(SessionV1.superdrug)]
 
-    @Test("a journal of schema version 1 recovers into version 2; both versions' records recover together", arguments: Backend.allCases)
+    /// Regenerates `Fixtures/pharmacy-sessions-v1.sqlite` with version 1 of the session's schema
+    /// (``SessionV1``). Disabled unless asked for: the fixture is the record of what version 1
+    /// wrote, made once and kept. To remake it (the tests below must then pass on the new file
+    /// unchanged), from the repository's root:
+    ///
+    ///     (cd Examples && swift build --build-tests)
+    ///     FEEDBACKLOOP_WRITE_FIXTURES=1 Examples/test.sh --filter EvolvedDurableSessionTests/writeVersion1Fixture
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["FEEDBACKLOOP_WRITE_FIXTURES"] != nil))
+    func writeVersion1Fixture() async throws {
+        try await SessionV1.writeJournal(at: SessionV1.fixtures.appending(path: SessionV1.fixture).path)
+    }
+
+    @Test(
+        "the checked-in journal of schema version 1 recovers into version 2; both versions' records recover together",
+        arguments: Backend.allCases)
     func recoversTheSessionsVersion1Journaled(backend: Backend) async throws {
         try await DurableSessionTests.withJournalPath("evolved-\(backend)") { path in
-            try await SessionV1.writeJournal(at: path)
+            try SessionV1.copyFixture(to: path)
             try await Self.expectVersion1Records(at: path)
 
             try await RunningServer.with(sessions: try DurableSessionTests.sessions(backend: backend, journal: path)) { running in
@@ -134,7 +179,8 @@ struct EvolvedDurableSessionTests {
     }
 
     /// The journal holds what version 1 wrote: its version number and its shapes, so that this
-    /// test keeps guarding version 1's records even if `SessionV1` were edited by mistake.
+    /// test keeps guarding version 1's records even if the fixture were remade from a `SessionV1`
+    /// edited by mistake.
     static func expectVersion1Records(at path: String) async throws {
         let journal = try SQLiteJournal(path: path)
         let events = try await journal.events(loop: "alice", after: 0, limit: 100)
