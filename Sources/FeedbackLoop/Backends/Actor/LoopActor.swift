@@ -25,6 +25,18 @@ extension OwnerActor {
         _ = await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) { true }
     }
 
+    /// A wake-up by one event, the common one: its first pass runs here, and the turn goes on
+    /// only if that pass kept the role (see ``LoopEngine/continueTurns(_:after:between:)``).
+    /// Always inlined into the waking task's body: as a call of its own it costs the task a
+    /// second async frame per wake-up (the `service` workload measures it).
+    @inlinable
+    @inline(__always)
+    func wake(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) async {
+        let end = engine.drainPass(owner, event: event, from: handle, budget: LoopEngine<State, Event>.turnBudget)
+        guard end.holdsRole else { return }
+        _ = await engine.continueTurns(owner, after: end) { true }
+    }
+
     @inlinable
     func tearDown(_ engine: LoopEngine<State, Event>) {
         engine.tearDown(owner)
