@@ -22,6 +22,9 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// holder of the drain role, which passes the role on with it.
     @usableFromInline
     enum Signal: Sendable {
+        /// Drain the queue, starting with this event, which a sender that found the loop idle
+        /// kept in hand (see ``LoopEngine/drainPass(_:event:from:budget:)``).
+        case event(Event, EffectHandle?)
         /// Drain the queue, starting with this item.
         case drain(QueueItem<State, Event>)
         /// Stop began while the loop was idle: tear the state's owner down.
@@ -69,7 +72,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
 
     @inlinable
     func drain(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) {
-        send(.drain(.event(event, handle)), engine)
+        send(.event(event, handle), engine)
     }
 
     @inlinable
@@ -166,7 +169,16 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         while true {
             if case .released = end {
                 guard let signal = await mailbox.next(cancellable: cancellable) else { return leaveCancelled(engine) }
-                end = await obey(signal, engine) { false }
+                if case .event(let event, let handle) = signal {
+                    // The common wake-up, inline: `obey`, an asynchronous call, costs a frame
+                    // of the task's allocator per call (the `service` workload measures it).
+                    end = pass(engine, event: event, from: handle)
+                    if end.holdsRole && children.isEmpty {
+                        end = await engine.continueTurns(owner, after: end) { children.isEmpty }
+                    }
+                } else {
+                    end = await obey(signal, engine) { false }
+                }
             }
             if end.holdsRole || !children.isEmpty {
                 guard let after = await hostWithChildren(engine, from: end, cancellable: cancellable) else { return }
@@ -185,6 +197,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// once the host's task was cancelled and it has left (``leaveCancelled(_:)``).
     @inlinable
     @inline(never)
+    nonisolated(nonsending)
     func hostWithChildren(_ engine: LoopEngine<State, Event>, from end: DrainEnd, cancellable: Bool) async -> DrainEnd? {
         var end: DrainEnd? = end
         await withDiscardingTaskGroup { group in
@@ -216,11 +229,21 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// (`startChildren`); with no group to join (`startChildren` returns `false`), the drain's
     /// turn ends at the next pause, still holding the role, for the host to go on in a group.
     ///
-    /// Not inlined into `host`, whose frame an idle loop keeps for its whole life.
+    /// Not inlined into `host`, whose frame an idle loop keeps for its whole life. Like every
+    /// asynchronous function the host calls, it runs where the host runs (`nonsending`): as a
+    /// plain `nonisolated` function each call was a switch of executor, on every wake-up (the
+    /// `service` workload measures it).
     @inlinable
     @inline(never)
+    nonisolated(nonsending)
     func obey(_ signal: Signal, _ engine: LoopEngine<State, Event>, startChildren: () -> Bool) async -> DrainEnd {
         switch signal {
+        case .event(let event, let handle):
+            // The turn goes on only if this pass kept the role or started effects: a loop woken
+            // one event at a time makes no further asynchronous call.
+            let end = pass(engine, event: event, from: handle)
+            guard end.holdsRole || !children.isEmpty else { return end }
+            return await engine.continueTurns(owner, after: end) { children.isEmpty || startChildren() }
         case .drain(let first):
             return await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) {
                 children.isEmpty || startChildren()
@@ -232,6 +255,14 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         case .childrenEnded:
             return .released
         }
+    }
+
+    /// The first pass of a wake-up by one event. Synchronous and out of line, so that `host`'s
+    /// frame, which an idle loop keeps for its whole life, holds nothing of it.
+    @inlinable
+    @inline(never)
+    func pass(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) -> DrainEnd {
+        engine.drainPass(owner, event: event, from: handle, budget: LoopEngine<State, Event>.turnBudget)
     }
 
     @inlinable
@@ -295,6 +326,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @usableFromInline
     func obeyInPlace(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
         switch signal {
+        case .event(let event, let handle): engine.drainPass(owner, first: .event(event, handle))
         case .drain(let first): engine.drainPass(owner, first: first)
         case .tearDown: engine.tearDown(owner)
         case .childrenEnded: return
