@@ -90,15 +90,17 @@ extension LoopEngine {
     /// queue item. A loop woken one event at a time pays the wrapping on every event, and an
     /// optional queue item is copied and destroyed through the run-time's value witnesses, not
     /// inline (the `service` workload measures it). Keeps the role for a second look as a woken
-    /// pass does (see ``drainPass(_:first:releaseWhenEmpty:budget:)``).
+    /// pass does (see ``drainPass(_:first:releaseWhenEmpty:budget:)``), unless `releaseWhenEmpty`.
     @inlinable
-    func drainPass(_ owner: StateOwner<State, Event>, event: Event, from handle: EffectHandle?, budget: Int) -> DrainEnd {
+    func drainPass(
+        _ owner: StateOwner<State, Event>, event: Event, from handle: EffectHandle?, releaseWhenEmpty: Bool = false, budget: Int
+    ) -> DrainEnd {
         if stopRequested.load(ordering: .relaxed) {
             discard(CollectionOfOne(.event(event, handle)))
         } else {
             owner.receive(event, from: handle, engine: self)
         }
-        return drainQueue(owner, woken: true, releaseWhenEmpty: false, budget: budget)
+        return drainQueue(owner, woken: true, releaseWhenEmpty: releaseWhenEmpty, budget: budget)
     }
 
     /// The batches of a drain pass, once the item or event it was woken with (`woken`) is handled.
