@@ -73,6 +73,19 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     /// Whether the backends run this workload; `service-actor` is a bare limit only.
     public var runsOnBackends: Bool { self != .serviceActor }
 
+    /// Whether `backend` runs this workload: `service-executor` and `service-executor-hop` run on
+    /// `actor` only, the backend that runs on an executor.
+    public func runs(on backend: Backend) -> Bool {
+        switch self {
+        case .serviceExecutor, .serviceExecutorHop: backend == .actor
+        default: runsOnBackends
+        }
+    }
+
+    /// Whether the bare limit runs this workload: the executor workloads have none of their own
+    /// (the `service` table's bare rows are the hand-offs to compare them with).
+    public var runsBare: Bool { self != .serviceExecutor && self != .serviceExecutorHop }
+
     /// Units per callgrind run: sends, cycles or switches.
     public var callgrindUnits: Int {
         switch self {

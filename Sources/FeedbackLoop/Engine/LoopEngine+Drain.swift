@@ -106,31 +106,39 @@ extension LoopEngine {
     /// The batches of a drain pass, once the item or event it was woken with (`woken`) is handled.
     ///
     /// The owner's spare buffer is swapped with the queue in place, under the lock, and taken out
-    /// only for a batch that has items: a pass that finds the queue empty, the whole pass of a
-    /// loop woken one event at a time, moves no buffer and touches no reference count (the
-    /// `service` workload measures it).
+    /// into `batch` only at the pass's first batch with items: a pass that finds the queue empty,
+    /// the whole pass of a loop woken one event at a time, moves no buffer and touches no
+    /// reference count (the `service` workload measures it), and a pass of many batches moves it
+    /// once (W2, ping-pong, one item a batch, measures it).
     @inlinable
     func drainQueue(_ owner: StateOwner<State, Event>, woken: Bool, releaseWhenEmpty: Bool, budget: Int) -> DrainEnd {
         var handled = 0
+        var batch: [QueueItem<State, Event>] = []
+        // Whether `batch` holds the owner's spare buffer, which goes back to the owner as the
+        // pass ends.
+        var holdsSpare = false
         while true {
             // Everything this pass does to `owner` happens before the lock below: once
             // `finishBatch` releases the drain role, another thread may hold the state's owner.
             let counts = owner.takeCounts()
             var retired: State?
             let action = lock.withLock { state in
-                let action = state.finishBatch(
-                    &owner.spare,
-                    state: owner.state,
-                    reduced: counts.reduced,
-                    droppedFromCancelledEffects: counts.dropped,
-                    releaseWhenEmpty: releaseWhenEmpty || (handled == 0 && !owner.secondLookPays),
-                    pause: handled >= budget,
-                    retired: &retired)
+                let releasesWhenEmpty = releaseWhenEmpty || (handled == 0 && !owner.secondLookPays)
+                let action =
+                    holdsSpare
+                    ? state.finishBatch(
+                        &batch, state: owner.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped,
+                        releaseWhenEmpty: releasesWhenEmpty, pause: handled >= budget, retired: &retired)
+                    : state.finishBatch(
+                        &owner.spare, state: owner.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped,
+                        releaseWhenEmpty: releasesWhenEmpty, pause: handled >= budget, retired: &retired)
                 switch action {
                 case .released, .releasedWaking:
-                    // Still inside the lock, so still ours: note whether this pass found work for
-                    // the next holder's second look. After the lock the owner is no longer ours:
-                    // the next holder may be reading it.
+                    // Still inside the lock, so still ours: hand the buffer back for the next drain
+                    // (unless a burst grew it: it is freed with `batch`, after the lock), and note
+                    // whether this pass found work for the next holder's second look. After the
+                    // lock the owner is no longer ours: the next holder may be reading both.
+                    if holdsSpare && Self.keeps(batch) { swap(&batch, &owner.spare) }
                     if !woken && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
                 case .drainMore, .keepRole, .pause, .tearDown:
                     break
@@ -142,8 +150,10 @@ extension LoopEngine {
             retired = nil
             switch action {
             case .drainMore:
-                var batch: [QueueItem<State, Event>] = []
-                swap(&batch, &owner.spare)
+                if !holdsSpare {
+                    swap(&batch, &owner.spare)
+                    holdsSpare = true
+                }
                 // Taken from the back of the reversed batch: `popLast` moves each item out, so no
                 // item is copied, none is destroyed twice, and the batch ends empty with its
                 // capacity (indexing and then `removeAll` cost more per item: W1 on `actor`).
@@ -158,18 +168,15 @@ extension LoopEngine {
                     }
                     owner.process(item, engine: self)
                 }
-                // The empty buffer goes back for the next pass, unless a burst grew it: then it
-                // is freed here, outside the lock.
-                if Self.keeps(batch) { swap(&batch, &owner.spare) }
             case .released:
                 return .released
             case .releasedWaking(let waiters):
                 for waiter in waiters { waiter.resume() }
                 return .released
-            case .keepRole:
+            case .keepRole, .pause:
+                if holdsSpare && Self.keeps(batch) { swap(&batch, &owner.spare) }
+                guard case .keepRole = action else { return .held(releaseWhenEmpty: releaseWhenEmpty) }
                 return .held(releaseWhenEmpty: true)
-            case .pause:
-                return .held(releaseWhenEmpty: releaseWhenEmpty)
             case .tearDown:
                 tearDown(owner)
                 return .tornDown
