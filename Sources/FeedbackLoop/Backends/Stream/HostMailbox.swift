@@ -66,6 +66,7 @@ final class HostMailbox<State: Sendable, Event: Sendable>: Sendable {
     /// without the cancellation handler, which costs a status record on every wait. Runs where
     /// the host runs (see ``StreamDriver/obey(_:_:startChildren:)``).
     @inlinable
+    @inline(__always)
     nonisolated(nonsending)
     func next(cancellable: Bool) async -> Signal? {
         guard cancellable else { return await take() }
@@ -77,6 +78,7 @@ final class HostMailbox<State: Sendable, Event: Sendable>: Sendable {
     }
 
     @inlinable
+    @inline(__always)
     nonisolated(nonsending)
     func take() async -> Signal? {
         await withUnsafeContinuation { (host: UnsafeContinuation<Signal?, Never>) in

@@ -165,7 +165,14 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// group, and enters one when a drain starts effects, for as long as any of them runs (the
     /// last to end wakes the host with ``Signal/childrenEnded``). The `loops` scenario's bytes per
     /// idle loop measure it.
+    ///
+    /// Always inlined, as the mailbox's `next` and `take` are: a task allocates its first frame
+    /// with itself, and every further frame from a slab of about a kilobyte that it keeps for
+    /// life. Inlined into the task that hosts, a host parked between events, whose event
+    /// wake-ups call nothing asynchronous, needs no slab (the `loops` scenario's bytes per idle
+    /// loop measure it).
     @inlinable
+    @inline(__always)
     func host(_ engine: LoopEngine<State, Event>, cancellable: Bool) async {
         // `.released`: waiting for a signal; `.held`: a drain stopped, still holding the role, to
         // add the effects it started to a group.
@@ -173,15 +180,12 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         while true {
             if case .released = end {
                 guard let signal = await mailbox.next(cancellable: cancellable) else { return leaveCancelled(engine) }
-                if case .event(let event, let handle) = signal {
-                    // The common wake-up, inline: `obey`, an asynchronous call, costs a frame
-                    // of the task's allocator per call (the `service` workload measures it).
-                    end = pass(engine, event: event, from: handle)
-                    if end.holdsRole && children.isEmpty {
-                        end = await engine.continueTurns(owner, after: end) { children.isEmpty }
-                    }
-                } else {
-                    end = await obey(signal, engine) { false }
+                // `obey` with no group to start effects in, its first pass synchronous: an
+                // asynchronous call costs a frame of the task's allocator per wake-up (the
+                // `service` workload measures it), and its slab for the task's life.
+                end = firstPass(signal, engine)
+                if end.holdsRole && children.isEmpty {
+                    end = await engine.continueTurns(owner, after: end) { children.isEmpty }
                 }
             }
             if end.holdsRole || !children.isEmpty {
@@ -267,6 +271,28 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inline(never)
     func pass(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) -> DrainEnd {
         engine.drainPass(owner, event: event, from: handle, budget: LoopEngine<State, Event>.turnBudget)
+    }
+
+    /// The first pass of `signal` outside a group (see ``obey(_:_:startChildren:)``), synchronous
+    /// and out of line like ``pass(_:event:from:)``. The loop's first drain, of `.start` alone,
+    /// releases the role once the queue is empty instead of keeping it for a second look: there
+    /// is no flow to batch yet, and the turn the look costs is the host's first slab.
+    @inlinable
+    @inline(never)
+    func firstPass(_ signal: Signal, _ engine: LoopEngine<State, Event>) -> DrainEnd {
+        switch signal {
+        case .event(let event, let handle):
+            return pass(engine, event: event, from: handle)
+        case .drain(let first):
+            let started: Bool
+            if case .start = first { started = true } else { started = false }
+            return engine.drainPass(owner, first: first, releaseWhenEmpty: started, budget: LoopEngine<State, Event>.turnBudget)
+        case .tearDown:
+            engine.tearDown(owner)
+            return .tornDown
+        case .childrenEnded:
+            return .released
+        }
     }
 
     @inlinable
