@@ -22,7 +22,9 @@
 # previous one was observed (a DispatchSemaphore the loop's observer signals), so that every event
 # wakes an idle loop; beside the backends, the two bare hand-offs they are built on: a task parked
 # per unit on a continuation and resumed per event, and an actor per unit entered by a new Task
-# per event.
+# per event. With `actor` in the run, two more rows: the same loops given one executor and the
+# sender an actor on it, once through Loop.send(_:isolation:) (reduced in place) and once
+# passing no isolation (a task per wake-up).
 #
 #   Benchmarks/scripts/callgrind.sh                          # all four tables (about 25 minutes on 2 cores)
 #   Benchmarks/scripts/callgrind.sh --only "callback actor"  # some rows
@@ -54,7 +56,7 @@ units_of() { # workload contender
         w1 | child) n=100000 ;;
         w2) n=50000 ;;
         w3 | w3-callback | loops) n=10000 ;;
-        keyed-children | plain-array | service | service-actor) n=20000 ;;
+        keyed-children | plain-array | service | service-actor | service-executor | service-executor-hop) n=20000 ;;
     esac
     if [ "$2" = opencombine ]; then n=$((n / 5)); fi
     echo "$n"
@@ -130,6 +132,7 @@ done
 wants() { case " $tables " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 # Said with the tables, so that figures pasted elsewhere keep the fact.
 if [ -n "$propagation" ]; then echo "Every loop propagates ServiceContext (--propagate-context yes)."; fi
+wants_contender() { case " $contenders " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 # What CombineFeedback on OpenCombine 0.14 measured on this kind of machine (/work/shared's
 # MEASUREMENTS.md): the peer written here is faithful if it lands within ±30 % of these.
@@ -204,4 +207,8 @@ if wants service; then
             *) service_row "$contender" service "$contender" ;;
         esac
     done
+    if wants_contender actor; then
+        service_row "actor on its executor, the sender an actor on it: send(_:isolation:)" service-executor actor
+        service_row "actor on its executor, the same sender passing no isolation" service-executor-hop actor
+    fi
 fi

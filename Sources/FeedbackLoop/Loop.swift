@@ -130,8 +130,33 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// ``LoopStatistics/eventsDroppedAfterStop`` and logged the first time; it never traps. A full
     /// ``EventCapacity/bounded(_:)`` queue drops it the same way
     /// (``LoopStatistics/eventsDroppedOverCapacity``).
+    ///
+    /// A call written `loop.send(event)` is ``send(_:isolation:)``, which does the same for every
+    /// caller but one on the loop's executor; this one remains for `loop.send` as a function value.
     @inlinable
+    @_disfavoredOverload
     public func send(_ event: Event) {
+        engine.receive(event, from: nil)
+    }
+
+    /// Sends an event into the loop, as ``send(_:)`` does; called by every `loop.send(event)`.
+    ///
+    /// A caller isolated to an actor that runs on the executor of an ``Backend/actor`` loop made
+    /// with ``LoopConfiguration/executor`` (an actor on the same SwiftNIO event loop, say) is
+    /// already where that loop's reducer runs: when the loop is idle, its event is reduced right
+    /// there, before `send` returns, with no task and no hop, as ``Backend/callback`` reduces on
+    /// the sender's thread; the reducer, feedbacks and observers then run inside this call. Events
+    /// sent before it are reduced first, and while the loop is draining (a call from its own
+    /// observer or effect, say) the event is queued as any other. For every other caller, and on
+    /// every other backend, it is ``send(_:)``.
+    ///
+    /// - Parameter isolation: The caller's actor, which Swift passes for you (`#isolation`).
+    @inlinable
+    public func send(_ event: Event, isolation: isolated (any Actor)? = #isolation) {
+        if let isolation, case .actor(.executor(let actor)) = engine.driver, actor.sharesExecutor(with: isolation) {
+            actor.receive(event, engine: engine)
+            return
+        }
         engine.receive(event, from: nil)
     }
 

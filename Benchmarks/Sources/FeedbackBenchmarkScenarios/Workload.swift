@@ -37,6 +37,12 @@ public enum Contender: Hashable, Sendable, CustomStringConvertible {
 /// idle loop; its bare limit is a task parked per unit on a continuation and resumed per event.
 /// `service-actor` is the same harness around its other bare limit, an actor per unit entered by
 /// a new `Task` per event; it runs only bare.
+///
+/// `service-executor` is the same closed loop on `actor` loops given one executor
+/// (`LoopConfiguration.executor`), the sender an actor on that executor: an idle loop reduces the
+/// event in `send` (`Loop.send(_:isolation:)`). `service-executor-hop` is the same sender passing
+/// no isolation, as a caller anywhere else: a task per wake-up, whose job waits for the executor.
+/// Both run on `actor` only, the backend that runs on an executor.
 public enum Workload: String, CaseIterable, Codable, Sendable {
     case w1, w2, w3
     case w3callback = "w3-callback"
@@ -46,6 +52,8 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
     case loops
     case service
     case serviceActor = "service-actor"
+    case serviceExecutor = "service-executor"
+    case serviceExecutorHop = "service-executor-hop"
 
     /// The scenario this workload reproduces.
     public var scenario: Scenario {
@@ -55,7 +63,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .w3, .w3callback: .cancellation
         case .child, .children, .plainArray: .composition
         case .loops: .loops
-        case .service, .serviceActor: .service
+        case .service, .serviceActor, .serviceExecutor, .serviceExecutorHop: .service
         }
     }
 
@@ -64,6 +72,19 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
 
     /// Whether the backends run this workload; `service-actor` is a bare limit only.
     public var runsOnBackends: Bool { self != .serviceActor }
+
+    /// Whether `backend` runs this workload: `service-executor` and `service-executor-hop` run on
+    /// `actor` only, the backend that runs on an executor.
+    public func runs(on backend: Backend) -> Bool {
+        switch self {
+        case .serviceExecutor, .serviceExecutorHop: backend == .actor
+        default: runsOnBackends
+        }
+    }
+
+    /// Whether the bare limit runs this workload: the executor workloads have none of their own
+    /// (the `service` table's bare rows are the hand-offs to compare them with).
+    public var runsBare: Bool { self != .serviceExecutor && self != .serviceExecutorHop }
 
     /// Units per callgrind run: sends, cycles or switches.
     public var callgrindUnits: Int {
@@ -74,7 +95,7 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
         case .child: 100_000
         case .children, .plainArray: 20_000
         case .loops: 10_000
-        case .service, .serviceActor: 20_000
+        case .service, .serviceActor, .serviceExecutor, .serviceExecutorHop: 20_000
         }
     }
 
@@ -150,6 +171,10 @@ public enum Workload: String, CaseIterable, Codable, Sendable {
             try await serviceOn(ActorUnits.self, backend: .callback, units: units)
         case (.serviceActor, .backend):
             throw ScenarioFailure("\(rawValue) is a bare limit: run it with --bare")
+        case (.serviceExecutor, .backend(.actor)), (.serviceExecutorHop, .backend(.actor)):
+            try await ServiceScenario.closedLoopOnExecutor(events: units, inPlace: self == .serviceExecutor)
+        case (.serviceExecutor, _), (.serviceExecutorHop, _):
+            throw ScenarioFailure("\(rawValue) runs on --backend actor only, the backend that runs on an executor")
         case (.service, .peer), (.serviceActor, .peer):
             throw ScenarioFailure("\(rawValue): \(PeerSystems.name) reduces on the sender's thread and has no wake-up to measure")
         }

@@ -35,12 +35,16 @@ import Testing
 
     @Test(arguments: Workload.allCases, Backend.allCases)
     func workloadRunsCheckedOnEachBackendAndBare(workload: Workload, backend: Backend) async throws {
-        if workload.runsOnBackends {
+        if workload.runs(on: backend) {
             try await workload.run(backend, units: 200)
         } else {
             await #expect(throws: ScenarioFailure.self) { try await workload.run(backend, units: 200) }
         }
-        try await workload.run(nil, units: 200)
+        if workload.runsBare {
+            try await workload.run(nil, units: 200)
+        } else {
+            await #expect(throws: ScenarioFailure.self) { try await workload.run(nil, units: 200) }
+        }
         if workload.hasPeer {
             try await workload.run(.peer, units: 200)
         } else {

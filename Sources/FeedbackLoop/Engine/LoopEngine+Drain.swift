@@ -69,7 +69,6 @@ extension LoopEngine {
         releaseWhenEmpty: Bool = true,
         budget: Int = .max
     ) -> DrainEnd {
-        var handled = 0
         if let first {
             // The initial state reaches every feedback even when the loop is stopped before its
             // first drain (a backend whose drain runs later than `Loop.init`: a stop that comes
@@ -83,30 +82,64 @@ extension LoopEngine {
                 owner.process(first, engine: self)
             }
         }
-        var batch = owner.spare
-        owner.spare = []
+        return drainQueue(owner, woken: first != nil, releaseWhenEmpty: releaseWhenEmpty, budget: budget)
+    }
+
+    /// ``drainPass(_:first:releaseWhenEmpty:budget:)`` for a holder woken with one event in hand
+    /// (``LoopDriver/drain(_:event:from:)``): the event is reduced as it came, never wrapped in a
+    /// queue item. A loop woken one event at a time pays the wrapping on every event, and an
+    /// optional queue item is copied and destroyed through the run-time's value witnesses, not
+    /// inline (the `service` workload measures it). Keeps the role for a second look as a woken
+    /// pass does (see ``drainPass(_:first:releaseWhenEmpty:budget:)``), unless `releaseWhenEmpty`.
+    @inlinable
+    func drainPass(
+        _ owner: StateOwner<State, Event>, event: Event, from handle: EffectHandle?, releaseWhenEmpty: Bool = false, budget: Int
+    ) -> DrainEnd {
+        if stopRequested.load(ordering: .relaxed) {
+            discard(CollectionOfOne(.event(event, handle)))
+        } else {
+            owner.receive(event, from: handle, engine: self)
+        }
+        return drainQueue(owner, woken: true, releaseWhenEmpty: releaseWhenEmpty, budget: budget)
+    }
+
+    /// The batches of a drain pass, once the item or event it was woken with (`woken`) is handled.
+    ///
+    /// The owner's spare buffer is swapped with the queue in place, under the lock, and taken out
+    /// into `batch` only at the pass's first batch with items: a pass that finds the queue empty,
+    /// the whole pass of a loop woken one event at a time, moves no buffer and touches no
+    /// reference count (the `service` workload measures it), and a pass of many batches moves it
+    /// once (W2, ping-pong, one item a batch, measures it).
+    @inlinable
+    func drainQueue(_ owner: StateOwner<State, Event>, woken: Bool, releaseWhenEmpty: Bool, budget: Int) -> DrainEnd {
+        var handled = 0
+        var batch: [QueueItem<State, Event>] = []
+        // Whether `batch` holds the owner's spare buffer, which goes back to the owner as the
+        // pass ends.
+        var holdsSpare = false
         while true {
             // Everything this pass does to `owner` happens before the lock below: once
             // `finishBatch` releases the drain role, another thread may hold the state's owner.
             let counts = owner.takeCounts()
             var retired: State?
             let action = lock.withLock { state in
-                let action = state.finishBatch(
-                    &batch,
-                    state: owner.state,
-                    reduced: counts.reduced,
-                    droppedFromCancelledEffects: counts.dropped,
-                    releaseWhenEmpty: releaseWhenEmpty || (handled == 0 && !owner.secondLookPays),
-                    pause: handled >= budget,
-                    retired: &retired)
+                let releasesWhenEmpty = releaseWhenEmpty || (handled == 0 && !owner.secondLookPays)
+                let action =
+                    holdsSpare
+                    ? state.finishBatch(
+                        &batch, state: owner.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped,
+                        releaseWhenEmpty: releasesWhenEmpty, pause: handled >= budget, retired: &retired)
+                    : state.finishBatch(
+                        &owner.spare, state: owner.state, reduced: counts.reduced, droppedFromCancelledEffects: counts.dropped,
+                        releaseWhenEmpty: releasesWhenEmpty, pause: handled >= budget, retired: &retired)
                 switch action {
                 case .released, .releasedWaking:
                     // Still inside the lock, so still ours: hand the buffer back for the next drain
                     // (unless a burst grew it: it is freed with `batch`, after the lock), and note
                     // whether this pass found work for the next holder's second look. After the
                     // lock the owner is no longer ours: the next holder may be reading both.
-                    owner.spare = Self.keeps(batch) ? batch : []
-                    if first == nil && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
+                    if holdsSpare && Self.keeps(batch) { swap(&batch, &owner.spare) }
+                    if !woken && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
                 case .drainMore, .keepRole, .pause, .tearDown:
                     break
                 }
@@ -117,6 +150,10 @@ extension LoopEngine {
             retired = nil
             switch action {
             case .drainMore:
+                if !holdsSpare {
+                    swap(&batch, &owner.spare)
+                    holdsSpare = true
+                }
                 // Taken from the back of the reversed batch: `popLast` moves each item out, so no
                 // item is copied, none is destroyed twice, and the batch ends empty with its
                 // capacity (indexing and then `removeAll` cost more per item: W1 on `actor`).
@@ -136,12 +173,10 @@ extension LoopEngine {
             case .releasedWaking(let waiters):
                 for waiter in waiters { waiter.resume() }
                 return .released
-            case .keepRole:
-                owner.spare = Self.keeps(batch) ? batch : []
+            case .keepRole, .pause:
+                if holdsSpare && Self.keeps(batch) { swap(&batch, &owner.spare) }
+                guard case .keepRole = action else { return .held(releaseWhenEmpty: releaseWhenEmpty) }
                 return .held(releaseWhenEmpty: true)
-            case .pause:
-                owner.spare = batch
-                return .held(releaseWhenEmpty: releaseWhenEmpty)
             case .tearDown:
                 tearDown(owner)
                 return .tornDown
@@ -167,7 +202,23 @@ extension LoopEngine {
         releaseWhenEmpty: Bool,
         between: () -> Bool
     ) async -> DrainEnd {
-        var end = drainPass(owner, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: Self.turnBudget)
+        let end = drainPass(owner, first: first, releaseWhenEmpty: releaseWhenEmpty, budget: Self.turnBudget)
+        return await continueTurns(owner, after: end, between: between)
+    }
+
+    /// The rest of a turn whose first pass ended with `end`: `between`, then, while the role is
+    /// held and `between` agreed, a yield and the next pass (see
+    /// ``drainTurns(_:first:releaseWhenEmpty:between:)``). A backend that ran the first pass
+    /// itself (``drainPass(_:event:from:budget:)``) calls it only when that pass kept the role or
+    /// left work for `between`, so that a wake-up that released the role at once makes no
+    /// asynchronous call. Never inlined: inlined, what it keeps across its yield is allocated in
+    /// the caller's task on every wake-up, whether or not the turn goes on (the `service`
+    /// workload on `actor` measures it).
+    @inlinable
+    @inline(never)
+    nonisolated(nonsending)
+    func continueTurns(_ owner: StateOwner<State, Event>, after end: DrainEnd, between: () -> Bool) async -> DrainEnd {
+        var end = end
         while true {
             let goOn = between()
             guard case .held(let releaseWhenEmpty) = end, goOn else { return end }

@@ -17,9 +17,14 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
         }
     }
 
+    /// The task carries the event itself, not a queue item (see
+    /// ``LoopEngine/drainPass(_:event:from:budget:)``).
     @inlinable
     func drain(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) {
-        drain(engine, startingWith: .event(event, handle))
+        switch self {
+        case .own(let actor): Task { await actor.wake(engine, event: event, from: handle) }
+        case .executor(let actor): Task { await actor.wake(engine, event: event, from: handle) }
+        }
     }
 
     @inlinable

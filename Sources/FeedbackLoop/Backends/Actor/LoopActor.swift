@@ -25,6 +25,27 @@ extension OwnerActor {
         _ = await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) { true }
     }
 
+    /// A wake-up by one event, the common one: its first pass runs here, and the turn goes on
+    /// only if that pass kept the role (see ``LoopEngine/continueTurns(_:after:between:)``).
+    /// Always inlined into the waking task's body: as a call of its own it costs the task a
+    /// second async frame per wake-up (the `service` workload measures it).
+    @inlinable
+    @inline(__always)
+    func wake(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) async {
+        let end = pass(engine, event: event, from: handle)
+        guard end.holdsRole else { return }
+        _ = await engine.continueTurns(owner, after: end) { true }
+    }
+
+    /// The first pass of a wake-up by one event. Synchronous and out of line: inlined into the
+    /// waking task's body, its locals took an allocation of the task's allocator on every
+    /// wake-up (the `service` workload measures it).
+    @inlinable
+    @inline(never)
+    func pass(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) -> DrainEnd {
+        engine.drainPass(owner, event: event, from: handle, budget: LoopEngine<State, Event>.turnBudget)
+    }
+
     @inlinable
     func tearDown(_ engine: LoopEngine<State, Event>) {
         engine.tearDown(owner)
@@ -58,5 +79,59 @@ final actor ExecutorLoopActor<State: Sendable, Event: Sendable>: OwnerActor {
     @inlinable
     nonisolated var unownedExecutor: UnownedSerialExecutor {
         executor.asUnownedSerialExecutor()
+    }
+}
+
+extension ExecutorLoopActor {
+    /// Whether `caller` runs on this actor's executor: then code isolated to it already runs
+    /// where the loop's reducer runs (see ``Loop/send(_:isolation:)``). Compared by identity:
+    /// an executor that needs its own equality check (`complexEquality`) is taken as another one,
+    /// which only costs its callers the hop every other caller makes.
+    @inlinable
+    nonisolated func sharesExecutor(with caller: any Actor) -> Bool {
+        guard let callers = caller.unownedExecutor.asSerialExecutor() else { return false }
+        return callers === executor
+    }
+
+    /// ``Loop/send(_:isolation:)`` from a caller on this actor's executor: a loop found idle
+    /// reduces the event here, on the caller's turn of the executor, as `callback` reduces on the
+    /// sender's thread, with no task and no hop. A loop that is draining (the call comes from its
+    /// own observer or effect, or from another thread's wake-up) queues it, as for any caller.
+    @inlinable
+    nonisolated func receive(_ event: Event, engine: LoopEngine<State, Event>) {
+        // A loop that propagates `ServiceContext` keeps its one path for every event.
+        guard engine.cause == nil else { return engine.receive(event, from: nil) }
+        let action = engine.lock.withLock { $0.send(event, from: nil) }
+        switch action {
+        case .reduce:
+            // The caller runs on this actor's executor (``sharesExecutor(with:)``), so this actor's
+            // isolation holds. `assumeIsolated` would check it again at run time, and its closure
+            // costs two allocations per event (the `service-executor` workload measures it); a
+            // closure that captures nothing, called as the plain function it is, costs neither.
+            typealias Isolated = (isolated ExecutorLoopActor, LoopEngine<State, Event>, Event) -> Void
+            typealias Plain = (ExecutorLoopActor, LoopEngine<State, Event>, Event) -> Void
+            let reduce: Isolated = { actor, engine, event in actor.reduceHere(engine, event: event) }
+            unsafeBitCast(reduce, to: Plain.self)(self, engine, event)
+        case .queued:
+            return
+        case .dropped(let reason, let firstWarning):
+            engine.reportDrop(event, reason: reason, firstWarning: firstWarning)
+        }
+    }
+
+    /// One pass of at most a turn's budget, releasing the role once the queue is empty: the
+    /// executor is the caller's (an event loop, say), which a sender on another thread must not
+    /// hold for longer than a wake-up would. What is left waits for a task, as after any pause.
+    @inlinable
+    func reduceHere(_ engine: LoopEngine<State, Event>, event: Event) {
+        let end = engine.drainPass(
+            owner, event: event, from: nil, releaseWhenEmpty: true, budget: LoopEngine<State, Event>.turnBudget)
+        guard end.holdsRole else { return }
+        Task { await self.goOn(engine, after: end) }
+    }
+
+    @inlinable
+    func goOn(_ engine: LoopEngine<State, Event>, after end: DrainEnd) async {
+        _ = await engine.continueTurns(owner, after: end) { true }
     }
 }

@@ -63,8 +63,11 @@ final class HostMailbox<State: Sendable, Event: Sendable>: Sendable {
     /// With `cancellable`, cancelling the calling task closes the mailbox, as it ended the
     /// stream: for a host in a task someone can cancel (``Loop/run()``'s caller, or `stop()`'s
     /// hosting a teardown). A host in a task of its own, whose handle nobody holds, waits
-    /// without the cancellation handler, which costs a status record on every wait.
+    /// without the cancellation handler, which costs a status record on every wait. Runs where
+    /// the host runs (see ``StreamDriver/obey(_:_:startChildren:)``).
     @inlinable
+    @inline(__always)
+    nonisolated(nonsending)
     func next(cancellable: Bool) async -> Signal? {
         guard cancellable else { return await take() }
         return await withTaskCancellationHandler {
@@ -75,6 +78,8 @@ final class HostMailbox<State: Sendable, Event: Sendable>: Sendable {
     }
 
     @inlinable
+    @inline(__always)
+    nonisolated(nonsending)
     func take() async -> Signal? {
         await withUnsafeContinuation { (host: UnsafeContinuation<Signal?, Never>) in
             let ready: Signal?? = contents.withLock { contents in

@@ -22,6 +22,9 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// holder of the drain role, which passes the role on with it.
     @usableFromInline
     enum Signal: Sendable {
+        /// Drain the queue, starting with this event, which a sender that found the loop idle
+        /// kept in hand (see ``LoopEngine/drainPass(_:event:from:budget:)``).
+        case event(Event, EffectHandle?)
         /// Drain the queue, starting with this item.
         case drain(QueueItem<State, Event>)
         /// Stop began while the loop was idle: tear the state's owner down.
@@ -69,7 +72,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
 
     @inlinable
     func drain(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) {
-        send(.drain(.event(event, handle)), engine)
+        send(.event(event, handle), engine)
     }
 
     @inlinable
@@ -119,7 +122,11 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         return .backend(cancellation)
     }
 
+    /// Always inlined: called out of line, it takes the signal by address and copies it into
+    /// the mailbox through the run-time's value witnesses, on every wake-up (the `service`
+    /// workload measures it).
     @inlinable
+    @inline(__always)
     func send(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
         guard !mailbox.post(signal) else { return }
         // The host's task was cancelled, and its mailbox closed.
@@ -158,7 +165,14 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// group, and enters one when a drain starts effects, for as long as any of them runs (the
     /// last to end wakes the host with ``Signal/childrenEnded``). The `loops` scenario's bytes per
     /// idle loop measure it.
+    ///
+    /// Always inlined, as the mailbox's `next` and `take` are: a task allocates its first frame
+    /// with itself, and every further frame from a slab of about a kilobyte that it keeps for
+    /// life. Inlined into the task that hosts, a host parked between events, whose event
+    /// wake-ups call nothing asynchronous, needs no slab (the `loops` scenario's bytes per idle
+    /// loop measure it).
     @inlinable
+    @inline(__always)
     func host(_ engine: LoopEngine<State, Event>, cancellable: Bool) async {
         // `.released`: waiting for a signal; `.held`: a drain stopped, still holding the role, to
         // add the effects it started to a group.
@@ -166,7 +180,13 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         while true {
             if case .released = end {
                 guard let signal = await mailbox.next(cancellable: cancellable) else { return leaveCancelled(engine) }
-                end = await obey(signal, engine) { false }
+                // `obey` with no group to start effects in, its first pass synchronous: an
+                // asynchronous call costs a frame of the task's allocator per wake-up (the
+                // `service` workload measures it), and its slab for the task's life.
+                end = firstPass(signal, engine)
+                if end.holdsRole && children.isEmpty {
+                    end = await engine.continueTurns(owner, after: end) { children.isEmpty }
+                }
             }
             if end.holdsRole || !children.isEmpty {
                 guard let after = await hostWithChildren(engine, from: end, cancellable: cancellable) else { return }
@@ -185,6 +205,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// once the host's task was cancelled and it has left (``leaveCancelled(_:)``).
     @inlinable
     @inline(never)
+    nonisolated(nonsending)
     func hostWithChildren(_ engine: LoopEngine<State, Event>, from end: DrainEnd, cancellable: Bool) async -> DrainEnd? {
         var end: DrainEnd? = end
         await withDiscardingTaskGroup { group in
@@ -216,11 +237,21 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// (`startChildren`); with no group to join (`startChildren` returns `false`), the drain's
     /// turn ends at the next pause, still holding the role, for the host to go on in a group.
     ///
-    /// Not inlined into `host`, whose frame an idle loop keeps for its whole life.
+    /// Not inlined into `host`, whose frame an idle loop keeps for its whole life. Like every
+    /// asynchronous function the host calls, it runs where the host runs (`nonsending`): as a
+    /// plain `nonisolated` function each call was a switch of executor, on every wake-up (the
+    /// `service` workload measures it).
     @inlinable
     @inline(never)
+    nonisolated(nonsending)
     func obey(_ signal: Signal, _ engine: LoopEngine<State, Event>, startChildren: () -> Bool) async -> DrainEnd {
         switch signal {
+        case .event(let event, let handle):
+            // The turn goes on only if this pass kept the role or started effects: a loop woken
+            // one event at a time makes no further asynchronous call.
+            let end = pass(engine, event: event, from: handle)
+            guard end.holdsRole || !children.isEmpty else { return end }
+            return await engine.continueTurns(owner, after: end) { children.isEmpty || startChildren() }
         case .drain(let first):
             return await engine.drainTurns(owner, first: first, releaseWhenEmpty: false) {
                 children.isEmpty || startChildren()
@@ -228,6 +259,36 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         case .tearDown:
             engine.tearDown(owner)
             _ = children.isEmpty || startChildren()
+            return .tornDown
+        case .childrenEnded:
+            return .released
+        }
+    }
+
+    /// The first pass of a wake-up by one event. Synchronous and out of line, so that `host`'s
+    /// frame, which an idle loop keeps for its whole life, holds nothing of it.
+    @inlinable
+    @inline(never)
+    func pass(_ engine: LoopEngine<State, Event>, event: Event, from handle: EffectHandle?) -> DrainEnd {
+        engine.drainPass(owner, event: event, from: handle, budget: LoopEngine<State, Event>.turnBudget)
+    }
+
+    /// The first pass of `signal` outside a group (see ``obey(_:_:startChildren:)``), synchronous
+    /// and out of line like ``pass(_:event:from:)``. The loop's first drain, of `.start` alone,
+    /// releases the role once the queue is empty instead of keeping it for a second look: there
+    /// is no flow to batch yet, and the turn the look costs is the host's first slab.
+    @inlinable
+    @inline(never)
+    func firstPass(_ signal: Signal, _ engine: LoopEngine<State, Event>) -> DrainEnd {
+        switch signal {
+        case .event(let event, let handle):
+            return pass(engine, event: event, from: handle)
+        case .drain(let first):
+            let started: Bool
+            if case .start = first { started = true } else { started = false }
+            return engine.drainPass(owner, first: first, releaseWhenEmpty: started, budget: LoopEngine<State, Event>.turnBudget)
+        case .tearDown:
+            engine.tearDown(owner)
             return .tornDown
         case .childrenEnded:
             return .released
@@ -295,6 +356,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @usableFromInline
     func obeyInPlace(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
         switch signal {
+        case .event(let event, let handle): engine.drainPass(owner, first: .event(event, handle))
         case .drain(let first): engine.drainPass(owner, first: first)
         case .tearDown: engine.tearDown(owner)
         case .childrenEnded: return
