@@ -150,7 +150,9 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
     /// observer or effect, say) the event is queued as any other. For every other caller, and on
     /// every other backend, it is ``send(_:)``.
     ///
-    /// - Parameter isolation: The caller's actor, which Swift passes for you (`#isolation`).
+    /// - Parameters:
+    ///   - event: The event to reduce.
+    ///   - isolation: The caller's actor, which Swift passes for you (`#isolation`).
     @inlinable
     public func send(_ event: Event, isolation: isolated (any Actor)? = #isolation) {
         if let isolation, case .actor(.executor(let actor)) = engine.driver, actor.sharesExecutor(with: isolation) {
