@@ -5,6 +5,6 @@ extension Loop {
     /// room in a bounded one: what a test waits for before it stops the loop, so that it knows
     /// which of its sends stop will discard.
     var waiting: (queued: Int, parked: Int) {
-        engine.lock.withLock { ($0.items.count, $0.parked.count) }
+        engine.lock.withLock { ($0.intake.items.count, $0.intake.parked.count) }
     }
 }

@@ -10,14 +10,14 @@
 /// nearly twenty times as much per switch).
 ///
 /// An id whose slot holds another effect (a long-lived one, `mask + 1` ids older) goes to
-/// `overflow`; the table doubles when it is three quarters full. Guarded by the loop's lock, like
-/// the rest of ``LoopStateMachine``.
+/// `overflow`; the table doubles when it is three quarters full. Held by ``RunningEffects`` and
+/// guarded by the loop's lock; its fields change only through the methods below.
 @usableFromInline
 struct EffectRegistry: Sendable {
     /// A power of two, or empty.
-    @usableFromInline var slots: [RunningEffect?] = []
-    @usableFromInline var overflow: [UInt64: RunningEffect] = [:]
-    @usableFromInline var count = 0
+    @usableFromInline private(set) var slots: [RunningEffect?] = []
+    @usableFromInline private(set) var overflow: [UInt64: RunningEffect] = [:]
+    @usableFromInline private(set) var count = 0
 
     @inlinable
     init() {}

@@ -242,16 +242,13 @@ extension LoopEngine {
     /// observers that had not joined yet set aside to get the final state and their stop.
     @usableFromInline
     func discard(_ items: some Collection<QueueItem<State, Event>>) {
-        let count = reportDiscarded(items)
-        lock.withLock { state in
-            if count > 0 { state.countDiscardedAtStop(count) }
-            state.setAsideObservers(of: items)
-        }
+        let events = reportDiscarded(items)
+        lock.withLock { $0.discarded(items, events: events) }
     }
 
     /// Tells whoever sent the events that stop discarded: each is reported to `onDrop`, and each
     /// `sendAndWait` caller gets `LoopError.stopped`. Returns how many items were events.
-    /// (Observers among the items are not forgotten: ``LoopStateMachine/setAsideObservers(of:)``.)
+    /// (Observers among the items are not forgotten: ``LoopStateMachine/discarded(_:events:)``.)
     @inlinable
     @discardableResult
     func reportDiscarded(_ items: some Sequence<QueueItem<State, Event>>) -> Int {

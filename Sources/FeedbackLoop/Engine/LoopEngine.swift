@@ -60,11 +60,7 @@ final class LoopEngine<State: Sendable, Event: Sendable>: EventReceiver, Sendabl
 
     @inlinable
     var statistics: LoopStatistics {
-        lock.withLock { state in
-            var statistics = state.statistics
-            statistics.effectsRunning = state.effects.count { $0.handle.isRunning }
-            return statistics
-        }
+        lock.withLock { $0.statistics }
     }
 }
 

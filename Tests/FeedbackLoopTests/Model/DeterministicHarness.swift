@@ -171,7 +171,7 @@ final class DeterministicHarness: Sendable {
         await loop.engine.waitUntil { state in
             // A stopped loop keeps the drain role for good: nothing is reduced any more.
             state.effects.count == effects
-                && (state.phase == .stopped || (state.phase == .idle && state.items.isEmpty))
+                && (state.phase == .stopped || (state.phase == .idle && state.intake.items.isEmpty))
         }
         return nil
     }

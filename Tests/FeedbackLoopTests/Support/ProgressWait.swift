@@ -15,12 +15,3 @@ extension LoopEngine {
         }
     }
 }
-
-extension LoopStateMachine {
-    /// `true` if `condition` holds now; otherwise `waiter` is resumed at the loop's next progress.
-    mutating func waitForProgress(_ waiter: CheckedContinuation<Void, Never>, unless condition: (Self) -> Bool) -> Bool {
-        if condition(self) { return true }
-        waiters.append(Waiter(waiter, untilIdle: false))
-        return false
-    }
-}
