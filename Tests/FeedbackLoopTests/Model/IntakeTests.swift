@@ -2,7 +2,8 @@
 import Testing
 
 /// The queue's sub-machine (``Intake``), driven directly: the capacity it keeps, the batch it
-/// hands the drain, and its close at stop, after which nothing parks and it cannot close again.
+/// hands the drain, and its close at stop (after which parking or closing again traps:
+/// ``InvalidTransitionTests``).
 @Suite("Intake: the queue, its capacity and its close at stop")
 struct IntakeTests {
     typealias Queue = Intake<Int, Int>
@@ -93,24 +94,5 @@ struct IntakeTests {
         #expect(intake.items.capacity >= 100)
         intake.shrink(keeping: 10)
         #expect(intake.items.capacity < 100, "an idle queue kept a burst's buffer")
-    }
-
-    @Test func closingTwiceTraps() async {
-        let trap = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            var intake = Queue(capacity: 1)
-            _ = intake.close()
-            _ = intake.close()
-        }
-        #expect(trap?.standardError.contains("Intake.close() in state closed") == true, "\(trap?.standardError ?? "")")
-    }
-
-    @Test func parkingInAClosedQueueTraps() async {
-        let trap = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let reply = await LoopStateMachineTests.Replies().make(1)
-            var intake = Queue(capacity: 1)
-            _ = intake.close()
-            intake.park(ParkedSubmit(id: 1, event: 1, reply: reply, cause: nil))
-        }
-        #expect(trap?.standardError.contains("Intake.park(_:) in state closed") == true, "\(trap?.standardError ?? "")")
     }
 }

@@ -2,8 +2,8 @@
 import Testing
 
 /// The composed state machine (``LoopStateMachine``) driven directly through a loop's life, as
-/// swift-nio tests its state machines: each step a transition, each action checked; and the
-/// transitions that make no sense in a phase trap.
+/// swift-nio tests its state machines: each step a transition, each action checked (the
+/// transitions that make no sense in a phase trap: ``InvalidTransitionTests``).
 @Suite("LoopStateMachine: transitions through a loop's life")
 struct LoopStateMachineTransitionTests {
     typealias Machine = LoopStateMachine<Int, Int>
@@ -104,25 +104,5 @@ struct LoopStateMachineTransitionTests {
         for waiter in ready { waiter.resume() }
         #expect(machine.published == 1)
         #expect(machine.isIdle)
-    }
-
-    @Test func finishingABatchNobodyDrainsTraps() async {
-        let trap = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            var machine = Machine(initial: 0, capacity: 8)
-            var batch: [QueueItem<Int, Int>] = []
-            var retired: Int?
-            _ = machine.finishBatch(&batch, state: 0, reduced: 0, droppedFromCancelledEffects: 0, releaseWhenEmpty: true, retired: &retired)
-        }
-        #expect(trap?.standardError.contains("Phase.finishBatch in phase idle") == true, "\(trap?.standardError ?? "")")
-    }
-
-    @Test func tearingDownTwiceTraps() async {
-        let trap = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            var machine = Machine(initial: 0, capacity: 8)
-            _ = machine.beginStop()
-            _ = machine.tornDown(cancelled: 0, endedNow: [])
-            _ = machine.tornDown(cancelled: 0, endedNow: [])
-        }
-        #expect(trap?.standardError.contains("Phase.tornDown() in phase stopped") == true, "\(trap?.standardError ?? "")")
     }
 }

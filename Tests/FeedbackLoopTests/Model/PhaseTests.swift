@@ -2,7 +2,7 @@
 import Testing
 
 /// The loop's life and its drain role (``Phase``), driven directly: each transition from each
-/// phase, and a transition that makes no sense traps rather than going on with a broken loop.
+/// phase (those that make no sense trap: ``InvalidTransitionTests``).
 @Suite("Phase: a loop's life and its drain role")
 struct PhaseTests {
     @Test func theFirstSenderTakesTheRoleAndLaterOnesQueue() {
@@ -41,19 +41,5 @@ struct PhaseTests {
         phase.effectsEnded()
         #expect(phase == .stopped)
         #expect(!phase.isRunning)
-    }
-
-    @Test func releasingARoleNobodyHoldsTraps() async {
-        await #expect(processExitsWith: .failure) {
-            var phase = Phase.idle
-            phase.release()
-        }
-    }
-
-    @Test func tearingDownARunningLoopTraps() async {
-        await #expect(processExitsWith: .failure) {
-            var phase = Phase.draining
-            phase.tornDown()
-        }
     }
 }

@@ -2,7 +2,8 @@
 import Testing
 
 /// The waiters' sub-machine (``Waiting``), driven directly with real continuations: who is let go
-/// at progress, at idle and at stop, and that no one waits for a stop once the loop has stopped.
+/// at progress, at idle and at stop (a wait for a stop that has happened traps:
+/// ``InvalidTransitionTests``).
 @Suite("Waiting: idle, progress and stop waiters")
 struct WaitingTests {
     @Test func progressLetsProgressWaitersGoAndIdleLetsEveryoneGo() async {
@@ -38,24 +39,5 @@ struct WaitingTests {
         #expect(rest.map(\.id) == [2])
         #expect(gaveUpAfterStop == nil, "a waiter let go at stop could still give up")
         for waiter in inside + rest + [gaveUp].compactMap({ $0 }) { waiter.continuation.resume() }
-    }
-
-    @Test func waitingForAStopThatHasHappenedTraps() async {
-        let trap = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let continuation = await suspendedTask()
-            var waiting = Waiting()
-            _ = waiting.releaseStopWaiters()
-            waiting.addStopWaiter(StopWaiter(id: 1, except: nil, continuation: continuation))
-        }
-        #expect(trap?.standardError.contains("Waiting.addStopWaiter(_:) in state released") == true, "\(trap?.standardError ?? "")")
-    }
-
-    @Test func lettingStopWaitersGoTwiceTraps() async {
-        let trap = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            var waiting = Waiting()
-            _ = waiting.releaseStopWaiters()
-            _ = waiting.releaseStopWaiters()
-        }
-        #expect(trap?.standardError.contains("Waiting.releaseStopWaiters() in state released") == true, "\(trap?.standardError ?? "")")
     }
 }
