@@ -23,9 +23,10 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
     /// the feature that journaled it, and the loop opening it is `opening` (see
     /// ``DurableConfiguration/feature``). Two features under one id; nothing was written.
     case featureMismatch(loop: String, journaled: String, opening: String)
-    /// The store's file is damaged (truncated, or a page overwritten): the loop's records read
-    /// intact up to event `sequence` (0: none), and the next read failed with `reason`. Nothing
-    /// was written; the journal must be restored from a copy.
+    /// The store's file is damaged (truncated, or a page overwritten): the loop's events read
+    /// intact up to event `sequence` (0: none), and reading on failed with `reason`. Nothing was
+    /// appended: a file that SQLite finds damaged when the journal opens it is only read, and
+    /// damage found later stops recovery before the loop appends. Restore the file from a copy.
     case damagedJournal(loop: String, sequence: UInt64, reason: String)
 
     public var description: String {
@@ -48,7 +49,7 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
             "durable loop '\(loop)': its journal was written by the feature '\(journaled)', not by '\(opening)', which is opening it "
                 + "(two features under one loop id, or a renamed feature: see DurableConfiguration.feature); nothing was written"
         case .damagedJournal(let loop, let sequence, let reason):
-            "durable loop '\(loop)': the journal is damaged after event \(sequence), the last one read intact: \(reason); nothing was written"
+            "durable loop '\(loop)': the journal is damaged after event \(sequence), the last one read intact: \(reason); nothing was appended"
         }
     }
 }
