@@ -275,7 +275,7 @@ public enum DurabilityChecks {
 
     /// Opening a loop id that another feature journaled — another `State` and `Event` (whose
     /// records may well decode as this feature's: `Tally`'s `add` reads as `Ledger`'s), or the
-    /// same types under another ``DurableConfiguration/feature`` name — fails with an error
+    /// same types under another `DurableConfiguration.feature` name — fails with an error
     /// naming the loop and both features, and takes no epoch.
     @Sendable
     public static func anotherFeaturesLoop(_ environment: DurabilityEnvironment) async throws {
