@@ -2,8 +2,27 @@
 import Foundation
 import Logging
 
-/// How a ``DurableLoop`` journals: snapshot interval, schema version, batch size.
+/// How a ``DurableLoop`` journals: the feature's name, snapshot interval, schema version, batch
+/// size.
 public struct DurableConfiguration: Sendable {
+    /// The name of the feature whose records the loop journals, stored with the loop's journal
+    /// the first time a loop opens it and checked every time one opens it again: opening a loop
+    /// id that another feature journaled fails with
+    /// ``DurableLoopError/featureMismatch(loop:journaled:opening:)`` and writes nothing, rather
+    /// than decoding one feature's records as another's (two `Event` types can read the same
+    /// JSON, and then nothing else would catch it).
+    ///
+    /// `nil` (the default) names the feature after its types:
+    /// ``defaultFeature(state:event:)``, such as `"Orders.Orders.State, Orders.Orders.Event"`.
+    /// That name changes when the types or their module are renamed, or when a new version of
+    /// the types is kept beside the old one under another name; the loop then refuses to open,
+    /// and the error says which name the journal holds. Set this to a stable name of your own
+    /// (`"orders"`) before such a change, or set it to the name the error shows after it. A
+    /// store records the name per loop id; a loop journaled before stores recorded names (or by
+    /// a store that does not record them) takes the name of the first loop that opens it.
+    public var feature: String?
+
+
     /// A snapshot of the state is written every this many events, in the same transaction as the
     /// event that reaches the multiple (or the batch that crosses it); `nil` writes none, so that
     /// recovery replays the whole journal. Default: 1,000.
@@ -24,6 +43,7 @@ public struct DurableConfiguration: Sendable {
 
     /// A configuration; every parameter has the default described on its property.
     public init(
+        feature: String? = nil,
         snapshotEvery: Int? = 1_000,
         schemaVersion: Int = 1,
         maximumBatch: Int = 1_024,
@@ -31,10 +51,43 @@ public struct DurableConfiguration: Sendable {
     ) {
         precondition(snapshotEvery.map { $0 > 0 } ?? true, "snapshotEvery must be positive (or nil for none)")
         precondition(maximumBatch > 0, "maximumBatch must be positive")
+        self.feature = feature
         self.snapshotEvery = snapshotEvery
         self.schemaVersion = schemaVersion
         self.maximumBatch = maximumBatch
         self.logger = logger
+    }
+}
+
+extension DurableConfiguration {
+    /// The feature name a ``DurableLoop`` of `State` and `Event` records when
+    /// ``feature`` is `nil`: both types' names with their module, as `String(reflecting:)`
+    /// prints them, less the anonymous context of a `private` or local type (printed with an
+    /// address that changes from run to run).
+    ///
+    /// It is the same from build to build while the types and their module keep their names.
+    public static func defaultFeature<State, Event>(state: State.Type, event: Event.Type) -> String {
+        "\(stableName(of: state)), \(stableName(of: event))"
+    }
+
+    static func stableName(of type: Any.Type) -> String {
+        let marker = "(unknown context at $"
+        var name = String(reflecting: type)[...]
+        var stable = ""
+        while let start = name.range(of: marker) {
+            stable += name[..<start.lowerBound]
+            name = name[start.upperBound...]
+            guard let end = name.firstIndex(of: ")") else { break }
+            name = name[name.index(after: end)...]
+            if name.first == "." { name = name.dropFirst() }
+        }
+        return stable + name
+    }
+
+    /// The name this configuration records for a loop of `State` and `Event`.
+    @usableFromInline
+    func featureName<State, Event>(state: State.Type, event: Event.Type) -> String {
+        feature ?? Self.defaultFeature(state: state, event: event)
     }
 }
 

@@ -26,9 +26,9 @@ import Logging
 /// transaction.
 ///
 /// ## Recovery
-/// Creating a durable loop takes ownership of its journal (``EventJournal/acquire(loop:)``)
-/// and rebuilds the state from the latest snapshot plus the journal's tail, through the same
-/// reducer. The feedbacks then see the recovered state as a fresh loop's feedbacks see its
+/// Creating a durable loop takes ownership of its journal (``EventJournal/acquire(loop:feature:)``,
+/// which also checks that no other feature journaled the same id) and rebuilds the state from
+/// the latest snapshot plus the journal's tail, through the same reducer. The feedbacks then see the recovered state as a fresh loop's feedbacks see its
 /// initial state: they start exactly the effects that state asks for. An effect that was running
 /// when the process died therefore runs again: effects are **at least once** across a crash.
 /// Give them an ``IdempotencyKey`` (``DurableContext/idempotencyKey(feedback:query:)``) to pass
@@ -86,7 +86,10 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
     ///     `capacity` is not applied: every journaled event must be reduced, so the inner loop's
     ///     queue is unbounded whatever it says.
     /// - Throws: the journal's errors (``JournalError/ownedElsewhere(loop:)`` among them);
-    ///   ``DurableLoopError/undecodableEvent(loop:sequence:reason:)``,
+    ///   ``DurableLoopError/featureMismatch(loop:journaled:opening:)`` when another feature
+    ///   journaled `id` (see ``DurableConfiguration/feature``);
+    ///   ``DurableLoopError/damagedJournal(loop:sequence:reason:)`` when the store's file is
+    ///   damaged; ``DurableLoopError/undecodableEvent(loop:sequence:reason:)``,
     ///   ``DurableLoopError/undecodableSnapshot(loop:sequence:reason:)``,
     ///   ``DurableLoopError/unsupportedSchemaVersion(loop:sequence:found:supported:)``,
     ///   ``DurableLoopError/journalGap(loop:expected:found:)`` or
@@ -106,7 +109,7 @@ public final class DurableLoop<State: Codable & Sendable, Event: Codable & Senda
         configuration: DurableConfiguration = DurableConfiguration(),
         loopConfiguration: LoopConfiguration = LoopConfiguration()
     ) async throws {
-        let epoch = try await journal.acquire(loop: id)
+        let epoch = try await journal.acquire(loop: id, feature: configuration.featureName(state: State.self, event: Event.self))
         let recovered: (state: State, sequence: UInt64)
         do {
             recovered = try await Self.recover(

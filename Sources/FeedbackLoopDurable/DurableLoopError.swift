@@ -19,6 +19,15 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
     /// were truncated, or the snapshot belongs to another loop. Recovery stops rather than
     /// carry on from a state no event explains.
     case snapshotAheadOfEvents(loop: String, sequence: UInt64)
+    /// The loop's journal was written by another feature: it records `journaled` as the name of
+    /// the feature that journaled it, and the loop opening it is `opening` (see
+    /// ``DurableConfiguration/feature``). Two features under one id; nothing was written.
+    case featureMismatch(loop: String, journaled: String, opening: String)
+    /// The store's file is damaged (truncated, or a page overwritten): the loop's events read
+    /// intact up to event `sequence` (0: none), and reading on failed with `reason`. Nothing was
+    /// appended: a file that SQLite finds damaged when the journal opens it is only read, and
+    /// damage found later stops recovery before the loop appends. Restore the file from a copy.
+    case damagedJournal(loop: String, sequence: UInt64, reason: String)
 
     public var description: String {
         switch self {
@@ -36,6 +45,11 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
             "durable loop '\(loop)': the event cannot be encoded and was not journaled: \(reason)"
         case .snapshotAheadOfEvents(let loop, let sequence):
             "durable loop '\(loop)': the snapshot at event \(sequence) is newer than the journal's events (there is no event \(sequence)); nothing was written"
+        case .featureMismatch(let loop, let journaled, let opening):
+            "durable loop '\(loop)': its journal was written by the feature '\(journaled)', not by '\(opening)', which is opening it "
+                + "(two features under one loop id, or a renamed feature: see DurableConfiguration.feature); nothing was written"
+        case .damagedJournal(let loop, let sequence, let reason):
+            "durable loop '\(loop)': the journal is damaged after event \(sequence), the last one read intact: \(reason); nothing was appended"
         }
     }
 }

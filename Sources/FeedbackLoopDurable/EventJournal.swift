@@ -14,6 +14,9 @@
 /// - **Dense sequences.** Appended events carry the numbers right after the journal's head, with
 ///   no gap; anything else fails with ``JournalError/sequenceConflict(loop:expected:found:)``
 ///   and writes nothing.
+/// - **One feature per loop.** ``acquire(loop:feature:)`` records the name of the feature that
+///   opens a loop the first time, and refuses a loop that another feature journaled with
+///   ``DurableLoopError/featureMismatch(loop:journaled:opening:)``, writing nothing.
 /// - **Atomic group commit.** One `append` — its events and its snapshot — is one transaction:
 ///   when it returns, all of it is durable; when it throws, none of it is visible.
 public protocol EventJournal: Sendable {
@@ -23,6 +26,21 @@ public protocol EventJournal: Sendable {
     /// - Throws: ``JournalError/ownedElsewhere(loop:)`` when a store with leases finds another
     ///   owner's lease still live; an I/O error of the store.
     func acquire(loop: String) async throws -> UInt64
+
+    /// Takes ownership of `loop`'s journal as ``acquire(loop:)`` does, for the feature named
+    /// `feature` (``DurableConfiguration/feature``): this is what ``DurableLoop`` calls.
+    ///
+    /// The first call for a loop records `feature` with it; so does the first call for a loop
+    /// journaled before its store recorded features (it has none yet). Every later call checks
+    /// it, in the same transaction as the ownership it takes.
+    ///
+    /// The default implementation calls ``acquire(loop:)`` and checks nothing: a store of your
+    /// own that implements only that method never catches two features under one id.
+    ///
+    /// - Throws: ``DurableLoopError/featureMismatch(loop:journaled:opening:)`` when the loop's
+    ///   journal records another feature, having written nothing (no epoch is taken); the errors
+    ///   of ``acquire(loop:)``.
+    func acquire(loop: String, feature: String) async throws -> UInt64
 
     /// Gives up ownership taken with `epoch`, so that another owner may take the loop at once.
     /// Releasing an epoch that is no longer the owner's does nothing.
@@ -41,6 +59,13 @@ public protocol EventJournal: Sendable {
     ///   ``JournalError/sequenceConflict(loop:expected:found:)`` when `events` does not continue
     ///   the journal; an I/O error of the store. Nothing is written when it throws.
     func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws
+}
+
+extension EventJournal {
+    /// Takes ownership with ``acquire(loop:)``, without recording or checking `feature`.
+    public func acquire(loop: String, feature: String) async throws -> UInt64 {
+        try await acquire(loop: loop)
+    }
 }
 
 /// One encoded record of a journal: an event, or a snapshot of the state after the event with

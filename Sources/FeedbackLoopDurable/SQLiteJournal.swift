@@ -15,6 +15,10 @@ import GRDB
 /// the process). Without a ``retention`` policy, every event and the latest snapshot of a loop are
 /// kept; with one, the newest snapshots and the events from the oldest of them on.
 ///
+/// Each loop's row records the feature that journals it (see ``acquire(loop:feature:)``); a file
+/// written before features were recorded gets the column when it is opened, and each of its
+/// loops takes the name of the first feature that opens it.
+///
 /// Ownership: each ``acquire(loop:)`` bumps the loop's epoch, so the newest owner wins and an
 /// older one — another ``DurableLoop`` on the same file, in this process or another — is fenced
 /// off at its next append. Several processes may open the same file; a writer waits up to
@@ -32,65 +36,139 @@ public final class SQLiteJournal: BrowsableJournal {
         case normal
     }
 
-    let database: DatabasePool
+    /// The file: a pool in WAL mode, or, for a damaged file, one read-only connection.
+    let database: any DatabaseWriter
+    /// Why the file was opened only for reading: SQLite found it damaged (truncated, say) when
+    /// the journal opened it. `nil` for a sound file.
+    let damage: String?
     /// What the journal deletes when it writes a snapshot; `nil` deletes no event.
     public let retention: JournalRetention?
 
     /// Opens (or creates) the journal in the SQLite file at `path`.
     ///
+    /// A file SQLite finds damaged when opening it — truncated by a copy cut short or a full
+    /// disk, most often — opens only for reading, so that the loop that takes it reports which of
+    /// its records survived: its ``acquire(loop:feature:)`` throws
+    /// ``DurableLoopError/damagedJournal(loop:sequence:reason:)`` naming the loop and its last
+    /// event read intact, and nothing is ever written to the file.
+    ///
     /// - Parameters:
-    ///   - path: The database file; created with its tables when missing.
+    ///   - path: The database file; created with its tables when missing. A file of an earlier
+    ///     version of this journal gets the columns it lacks.
     ///   - synchronous: When a transaction is durable. Default: ``Synchronous/full``.
     ///   - busyTimeout: How long a write waits for another process's transaction.
     ///   - retention: What to delete when a snapshot is written; see ``JournalRetention``.
     ///     Default: `nil`, every event is kept.
     /// - Throws: ``JournalError/unavailable(_:)`` naming `path` and SQLite's error when the file
-    ///   cannot be opened, is not a database, or is damaged (truncated, a garbage page) where
-    ///   opening reads it.
+    ///   cannot be opened or is not a database.
     public init(
         path: String, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5), retention: JournalRetention? = nil
     ) throws {
         self.retention = retention
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds) + TimeInterval(busyTimeout.components.attoseconds) / 1e18)
+        configuration.label = "FeedbackLoopDurable.SQLiteJournal"
         do {
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds) + TimeInterval(busyTimeout.components.attoseconds) / 1e18)
-            configuration.label = "FeedbackLoopDurable.SQLiteJournal"
             let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
-            configuration.prepareDatabase { db in try db.execute(sql: pragma) }
-            database = try DatabasePool(path: path, configuration: configuration)
-            try database.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS feedbackloop_loops (
-                        loop TEXT PRIMARY KEY, epoch INTEGER NOT NULL, head INTEGER NOT NULL) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS feedbackloop_events (
-                        loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
-                        payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS feedbackloop_snapshots (
-                        loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
-                        payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
-                    """)
+            var writable = configuration
+            writable.prepareDatabase { db in try db.execute(sql: pragma) }
+            let pool = try DatabasePool(path: path, configuration: writable)
+            try pool.write(Self.createTables)
+            database = pool
+            damage = nil
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+            // SQLite refuses a file shorter than its header says; with `writable_schema` it reads
+            // the pages there are, and fails at the first missing one.
+            configuration.readonly = true
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA writable_schema = ON") }
+            do {
+                database = try DatabaseQueue(path: path, configuration: configuration)
+            } catch let reopening as DatabaseError {
+                throw JournalError.unavailable("SQLite journal at '\(path)' is damaged and cannot be read: \(error); \(reopening)")
             }
+            damage = "SQLite journal at '\(path)' is damaged: \(error)"
         } catch let error as DatabaseError {
             throw JournalError.unavailable("SQLite journal at '\(path)' cannot be opened: \(error)")
         }
     }
 
+    /// The tables, and the columns added since their first version, in one transaction.
+    static func createTables(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS feedbackloop_loops (
+                loop TEXT PRIMARY KEY, epoch INTEGER NOT NULL, head INTEGER NOT NULL, feature TEXT) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS feedbackloop_events (
+                loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS feedbackloop_snapshots (
+                loop TEXT NOT NULL, sequence INTEGER NOT NULL, schema_version INTEGER NOT NULL,
+                payload BLOB NOT NULL, PRIMARY KEY (loop, sequence)) WITHOUT ROWID;
+            """)
+        // The feature that journals each loop; NULL in a file written before it was recorded,
+        // until a loop opens it.
+        if try !Row.fetchAll(db, sql: "PRAGMA table_info(feedbackloop_loops)").contains(where: { $0["name"] == "feature" }) {
+            try db.execute(sql: "ALTER TABLE feedbackloop_loops ADD COLUMN feature TEXT")
+        }
+    }
+
+    /// Takes the loop without recording or checking a feature (see ``acquire(loop:feature:)``).
     public func acquire(loop: String) async throws -> UInt64 {
+        try await take(loop, feature: nil)
+    }
+
+    /// Takes the loop for `feature`, recording it in the loop's row the first time (or when the
+    /// row, written before features were recorded, has none) and checking it every other time,
+    /// in one transaction: a mismatch takes no epoch.
+    public func acquire(loop: String, feature: String) async throws -> UInt64 {
+        try await take(loop, feature: feature)
+    }
+
+    func take(_ loop: String, feature: String?) async throws -> UInt64 {
         try Self.refuseCutShort(loop)
+        if let feature { try Self.refuseCutShort(feature, what: "feature name") }
+        if damage != nil { throw try await damaged(loop) }
         return try await database.write { db in
             // The stored epoch is read and checked first: SQLite's `epoch + 1` would turn text
             // into 1, handing out an epoch an earlier owner may hold.
-            if let row = try Row.fetchOne(db, sql: "SELECT epoch, head FROM feedbackloop_loops WHERE loop = ?", arguments: [loop]) {
+            if let row = try Row.fetchOne(db, sql: "SELECT epoch, head, feature FROM feedbackloop_loops WHERE loop = ?", arguments: [loop]) {
                 _ = try Self.integer(row, "epoch", in: "feedbackloop_loops", loop: loop, sequence: nil)
                 _ = try Self.integer(row, "head", in: "feedbackloop_loops", loop: loop, sequence: nil)
+                let stored: DatabaseValue = row["feature"]
+                switch stored.storage {
+                case .null: break
+                case .string(let journaled):
+                    if let feature, journaled != feature {
+                        throw DurableLoopError.featureMismatch(loop: loop, journaled: journaled, opening: feature)
+                    }
+                default:
+                    throw JournalError.malformedValue(loop: loop, sequence: nil, column: "feedbackloop_loops.feature", found: Self.describe(stored))
+                }
             }
             let row = try Row.fetchOne(db, sql: """
-                INSERT INTO feedbackloop_loops (loop, epoch, head) VALUES (?, 1, 0)
-                ON CONFLICT (loop) DO UPDATE SET epoch = epoch + 1 RETURNING epoch
-                """, arguments: [loop])
+                INSERT INTO feedbackloop_loops (loop, epoch, head, feature) VALUES (?, 1, 0, ?)
+                ON CONFLICT (loop) DO UPDATE SET epoch = epoch + 1, feature = coalesce(feature, excluded.feature) RETURNING epoch
+                """, arguments: [loop, feature])
             guard let row else { throw JournalError.unavailable("acquiring '\(loop)' returned no epoch") }
             return UInt64(try Self.integer(row, "epoch", in: "feedbackloop_loops", loop: loop, sequence: nil, minimum: 1))
         }
+    }
+
+    /// The error that refuses `loop` in a damaged file: its events are read up to the damage,
+    /// so that the error names the last one read intact.
+    func damaged(_ loop: String) async throws -> DurableLoopError {
+        var last: UInt64 = 0
+        do {
+            while true {
+                let page = try await events(loop: loop, after: last, limit: 4_096)
+                guard let next = page.last?.sequence else { break }
+                last = next
+            }
+        } catch let error as DurableLoopError {
+            return error
+        } catch {
+            return .damagedJournal(loop: loop, sequence: last, reason: "\(damage ?? ""); then \(error)")
+        }
+        return .damagedJournal(loop: loop, sequence: last, reason: damage ?? "")
     }
 
     /// Does nothing: a SQLite journal has no lease to give back; the next ``acquire(loop:)``
@@ -112,11 +190,17 @@ public final class SQLiteJournal: BrowsableJournal {
     public func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {
         try Self.refuseCutShort(loop)
         return try await Self.naming(loop, "reading its events after \(sequence)") { try await database.read { db in
-            let records = try Row.fetchAll(db, sql: """
-                SELECT sequence, schema_version, payload FROM feedbackloop_events
-                WHERE loop = ? AND sequence > ? ORDER BY sequence LIMIT ?
-                """, arguments: [loop, Int64(clamping: sequence), limit]
-            ).map { try Self.record($0, in: "feedbackloop_events", loop: loop) }
+            // Row by row, so that a damaged page is reported after the last event read intact.
+            var records: [JournalRecord] = []
+            do {
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT sequence, schema_version, payload FROM feedbackloop_events
+                    WHERE loop = ? AND sequence > ? ORDER BY sequence LIMIT ?
+                    """, arguments: [loop, Int64(clamping: sequence), limit])
+                while let row = try rows.next() { records.append(try Self.record(row, in: "feedbackloop_events", loop: loop)) }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+                throw DurableLoopError.damagedJournal(loop: loop, sequence: records.last?.sequence ?? sequence, reason: "\(error)")
+            }
             guard records.count < limit else { return records }
             // The last page: the events must reach the head, or a row was renumbered out of
             // reach (a negative sequence) or deleted. Same read transaction, so a concurrent
@@ -137,6 +221,7 @@ public final class SQLiteJournal: BrowsableJournal {
 
     public func append(loop: String, epoch: UInt64, events: [JournalRecord], snapshot: JournalRecord?) async throws {
         try Self.refuseCutShort(loop)
+        if let damage { throw JournalError.unavailable("\(damage); it is open only for reading, nothing was written") }
         guard let first = events.first?.sequence else { return }
         for (offset, record) in events.enumerated() where record.sequence != first + UInt64(offset) {
             throw JournalError.sequenceConflict(loop: loop, expected: first + UInt64(offset), found: record.sequence)
@@ -260,18 +345,19 @@ public final class SQLiteJournal: BrowsableJournal {
         }
     }
 
-    /// Refuses a loop id with a NUL character: GRDB hands SQLite every string as a C string,
-    /// which ends at the first NUL, so `"job\0a"` and `"job\0b"` would both be the loop `"job"`
-    /// — two loops sharing one history, each recovering the other's events as its own.
+    /// Refuses a loop id (or a feature name) with a NUL character: GRDB hands SQLite every
+    /// string as a C string, which ends at the first NUL, so `"job\0a"` and `"job\0b"` would
+    /// both be the loop `"job"` — two loops sharing one history, each recovering the other's
+    /// events as its own.
     ///
     /// - Throws: ``JournalError/unavailable(_:)`` naming the id, before anything is read or
     ///   written.
-    static func refuseCutShort(_ loop: String) throws {
+    static func refuseCutShort(_ loop: String, what: String = "loop id") throws {
         guard loop.utf8.contains(0) else { return }
         let shown = loop.replacingOccurrences(of: "\0", with: "\\0")
         let prefix = String(decoding: loop.utf8.prefix { $0 != 0 }, as: UTF8.self)
         throw JournalError.unavailable(
-            "loop id '\(shown)' contains a NUL character: SQLite would store it as the loop '\(prefix)'; nothing was read or written")
+            "\(what) '\(shown)' contains a NUL character: SQLite would store it as '\(prefix)'; nothing was read or written")
     }
 
     // MARK: Reading rows another tool may have altered
@@ -282,6 +368,8 @@ public final class SQLiteJournal: BrowsableJournal {
     static func naming<Result>(_ loop: String, _ reading: String, _ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+            throw DurableLoopError.damagedJournal(loop: loop, sequence: 0, reason: "\(reading) failed: \(error)")
         } catch let error as DatabaseError {
             throw JournalError.unavailable("journal of loop '\(loop)': \(reading) failed: \(error)")
         }

@@ -50,6 +50,8 @@ public enum DurabilityChecks {
         ("effectEventsAreJournaledDensely", effectEventsAreJournaledDensely),
         ("undecodableRecord", undecodableRecord),
         ("snapshotAheadOfEvents", snapshotAheadOfEvents),
+        ("anotherFeaturesLoop", anotherFeaturesLoop),
+        ("aLoopWithoutAFeatureIsAdopted", aLoopWithoutAFeatureIsAdopted),
         ("newerSchemaVersion", newerSchemaVersion),
         ("eventAfterStop", eventAfterStop),
         ("deposedOwnerIsFenced", deposedOwnerIsFenced),
@@ -267,6 +269,72 @@ public enum DurabilityChecks {
             guard case .snapshotAheadOfEvents(let loop, let sequence) = error else { throw error }
             try require(loop == id && sequence == 5, "the error names loop \(loop), event \(sequence)")
             try require(error.description.contains("'\(id)'") && error.description.contains("event 5"), "\(error)")
+        }
+        try await requireUnwritten(id, events: [1, 2], environment)
+    }
+
+    /// Opening a loop id that another feature journaled — another `State` and `Event` (whose
+    /// records may well decode as this feature's: `Tally`'s `add` reads as `Ledger`'s), or the
+    /// same types under another `DurableConfiguration.feature` name — fails with an error
+    /// naming the loop and both features, and takes no epoch.
+    @Sendable
+    public static func anotherFeaturesLoop(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("anotherFeature")
+        let ledger = DurableConfiguration.defaultFeature(state: Ledger.State.self, event: Ledger.Event.self)
+        let tally = DurableConfiguration.defaultFeature(state: Tally.State.self, event: Tally.Event.self)
+        let first = try await open(id, try await environment.makeJournal(), environment)
+        try await first.sendAndWait(.add(1))
+        try await first.sendAndWait(.add(2))
+        let epoch = first.epoch
+        await first.stop()
+        do {
+            let other = try await DurableLoop(
+                id: id, journal: try await environment.makeJournal(), initial: Tally.State(), reduce: Tally.reduce,
+                backend: environment.backend, configuration: DurableConfiguration(schemaVersion: Tally.schemaVersion))
+            await other.stop()
+            throw DurabilityCheckFailure("a Tally opened the Ledger's loop, recovering \(other.state) at \(other.sequence)")
+        } catch let error as DurableLoopError {
+            guard case .featureMismatch(let loop, let journaled, let opening) = error else { throw error }
+            try require(loop == id && journaled == ledger && opening == tally, "featureMismatch(\(loop), \(journaled), \(opening))")
+            try require(error.description.contains("'\(id)'") && error.description.contains(ledger) && error.description.contains(tally), "\(error)")
+        }
+        do {
+            let renamed = try await open(id, try await environment.makeJournal(), environment, configuration: DurableConfiguration(feature: "ledger"))
+            await renamed.stop()
+            throw DurabilityCheckFailure("the Ledger opened under the feature name 'ledger' a loop journaled as '\(ledger)'")
+        } catch DurableLoopError.featureMismatch(let loop, let journaled, let opening) {
+            try require(loop == id && journaled == ledger && opening == "ledger", "featureMismatch(\(loop), \(journaled), \(opening))")
+        }
+        try await requireUnwritten(id, events: [1, 2], environment)
+        let reopened = try await open(id, try await environment.makeJournal(), environment)
+        try require(reopened.epoch == epoch + 1, "the refused opens took epochs: \(epoch), then \(reopened.epoch)")
+        try require(reopened.state == fold([.add(1), .add(2)]), "the feature's own loop recovered \(reopened.state)")
+        await reopened.stop()
+    }
+
+    /// A loop journaled with no feature recorded — before stores recorded features, or through
+    /// `EventJournal.acquire(loop:)` — takes the name of the first feature that opens it, and
+    /// is then refused to any other.
+    @Sendable
+    public static func aLoopWithoutAFeatureIsAdopted(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("adopted")
+        let journal = try await environment.makeJournal()
+        let epoch = try await journal.acquire(loop: id)
+        let add = Array(try JSONEncoder().encode(Ledger.Event.add(3)))
+        try await journal.append(loop: id, epoch: epoch, events: [JournalRecord(sequence: 1, schemaVersion: 1, payload: add)], snapshot: nil)
+        try await journal.release(loop: id, epoch: epoch)
+        let adopting = try await DurableLoop(
+            id: id, journal: try await environment.makeJournal(), initial: Tally.State(), reduce: Tally.reduce,
+            backend: environment.backend, configuration: DurableConfiguration(feature: "tally", schemaVersion: Tally.schemaVersion))
+        try require(adopting.state == Tally.State(total: 3), "the first feature to open the loop recovered \(adopting.state)")
+        try await adopting.sendAndWait(.add(4))
+        await adopting.stop()
+        do {
+            let ledger = try await open(id, try await environment.makeJournal(), environment)
+            await ledger.stop()
+            throw DurabilityCheckFailure("a Ledger opened the loop the Tally adopted, recovering \(ledger.state)")
+        } catch DurableLoopError.featureMismatch(let loop, let journaled, _) {
+            try require(loop == id && journaled == "tally", "featureMismatch(\(loop), \(journaled), …)")
         }
         try await requireUnwritten(id, events: [1, 2], environment)
     }
@@ -557,6 +625,7 @@ final class ReadCountingJournal: EventJournal {
     init(_ base: any EventJournal) { self.base = base }
 
     func acquire(loop: String) async throws -> UInt64 { try await base.acquire(loop: loop) }
+    func acquire(loop: String, feature: String) async throws -> UInt64 { try await base.acquire(loop: loop, feature: feature) }
     func release(loop: String, epoch: UInt64) async throws { try await base.release(loop: loop, epoch: epoch) }
     func latestSnapshot(loop: String) async throws -> JournalRecord? { try await base.latestSnapshot(loop: loop) }
     func events(loop: String, after sequence: UInt64, limit: Int) async throws -> [JournalRecord] {

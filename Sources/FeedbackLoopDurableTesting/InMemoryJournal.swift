@@ -12,6 +12,9 @@ import FeedbackLoopDurable
 public final class InMemoryJournal: BrowsableJournal {
     struct Stored {
         var epoch: UInt64 = 0
+        /// The feature that journals the loop; `nil` until one opens it with
+        /// ``InMemoryJournal/acquire(loop:feature:)``.
+        var feature: String?
         /// The events from `pruned + 1` to the head.
         var events: [JournalRecord] = []
         /// How many events retention deleted from the front.
@@ -60,6 +63,25 @@ public final class InMemoryJournal: BrowsableJournal {
         loops.withLock { loops in
             loops[loop, default: Stored()].epoch += 1
             return loops[loop]!.epoch
+        }
+    }
+
+    /// Takes the loop for `feature`, as a store on disk does: the first call (or the first
+    /// since the loop was journaled through ``acquire(loop:)`` alone, as by a store that records
+    /// no feature) records `feature`, every later one checks it.
+    ///
+    /// - Throws: `DurableLoopError.featureMismatch(loop:journaled:opening:)` when another feature
+    ///   journaled the loop; its epoch is left as it was.
+    public func acquire(loop: String, feature: String) async throws -> UInt64 {
+        try loops.withLock { loops in
+            var stored = loops[loop] ?? Stored()
+            if let journaled = stored.feature, journaled != feature {
+                throw DurableLoopError.featureMismatch(loop: loop, journaled: journaled, opening: feature)
+            }
+            stored.feature = feature
+            stored.epoch += 1
+            loops[loop] = stored
+            return stored.epoch
         }
     }
 

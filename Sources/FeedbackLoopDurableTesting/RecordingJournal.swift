@@ -56,6 +56,10 @@ public final class RecordingJournal: EventJournal {
         try await base.acquire(loop: loop)
     }
 
+    public func acquire(loop: String, feature: String) async throws -> UInt64 {
+        try await base.acquire(loop: loop, feature: feature)
+    }
+
     public func release(loop: String, epoch: UInt64) async throws {
         try await base.release(loop: loop, epoch: epoch)
     }

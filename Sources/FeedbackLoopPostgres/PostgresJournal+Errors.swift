@@ -14,11 +14,12 @@ extension PostgresJournal {
     /// SQLSTATE of a lock wait cut off by `lock_timeout`.
     static let lockNotAvailable = "55P03"
 
-    /// `error` as a caller of the journal sees it: a `JournalError` or a cancellation as thrown,
+    /// `error` as a caller of the journal sees it: a `JournalError`, a `DurableLoopError` or a
+    /// cancellation as thrown,
     /// anything else `JournalError.unavailable(_:)` naming the loop, the operation and the
     /// server's message — postgres-nio's own description of an error hides all of them.
     static func journalError(_ error: any Error, loop: String?, operation: String) -> any Error {
-        if error is JournalError || error is CancellationError { return error }
+        if error is JournalError || error is DurableLoopError || error is CancellationError { return error }
         let place = loop.map { "journal of loop '\($0)'" } ?? "journal"
         return JournalError.unavailable("\(place): \(operation) failed: \(describe(error))")
     }

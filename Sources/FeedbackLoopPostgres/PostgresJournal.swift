@@ -29,26 +29,31 @@ import Synchronization
 /// An owner can pause anywhere — a stopped process, a long garbage collection, a network
 /// partition — and wake after its lease has ended. The journal guarantees:
 ///
-/// - **No append commits after its lease has ended.** Every
-///   ``append(loop:epoch:events:snapshot:)`` moves the lease row's head in the same transaction,
-///   only where the epoch is the caller's and the lease is live, and the lease is checked again
-///   when the transaction commits (a deferred constraint trigger compares it with the database's
-///   `clock_timestamp()`). An append whose commit begins after the lease's end fails with
-///   `JournalError.fenced(loop:epoch:)` and none of it is visible, however long ago its
-///   statements ran.
+/// - **No append that ends after its lease commits.** Every
+///   ``append(loop:epoch:events:snapshot:)`` is one statement, its own transaction, that moves
+///   the lease row's head only where the epoch is the caller's and the lease is live, and writes
+///   nothing where it did not; once it has written, at the end of the statement, the lease is
+///   checked again (a constraint trigger compares it with the database's `clock_timestamp()`). An
+///   append that waited — for a row lock, say — until its lease had ended fails with
+///   `JournalError.fenced(loop:epoch:)` and none of it is visible. The commit follows on the
+///   server at once, without a word from the client (the protocol's `Sync` travels with the
+///   statement), and the append holds the lease row until it has committed: no other owner can
+///   take the loop in between.
 /// - **An append whose commit began while the lease was live commits**, even when its owner
 ///   never learns it (its connection dropped, or it was killed). A takeover needs the lease row,
 ///   which the append holds until it has committed, so the next owner's epoch is ordered after
 ///   it and its recovery reads it. Nothing is lost and nothing is applied by two owners.
-/// - **A paused owner holds the lease row only briefly.** Each transaction of the journal sets
-///   PostgreSQL's `statement_timeout` to ``statementTimeout``, and its `lock_timeout` and
-///   `idle_in_transaction_session_timeout` to half of it: a statement runs at most
-///   ``statementTimeout``, a lock wait lasts at most half of it, and a transaction left idle
-///   between two statements — its owner paused, or the network gone — is ended by the server
-///   after half of it (the session is terminated and the transaction rolled back, so it writes
-///   nothing). PostgreSQL does not time the moment between a statement's execution and the
-///   protocol's `Sync` message that postgres-nio writes right after it; the commit-time check
-///   above still refuses an append that waits there past its lease.
+/// - **A paused owner holds the lease row only briefly.** An append sends its one statement
+///   and the protocol's `Sync` together, and the server runs and commits it without waiting on
+///   the client: a paused owner cannot keep it open. It waits at most half of
+///   ``statementTimeout`` for a row lock (`lock_timeout`), and holds the lease row while it
+///   inserts its batch and, with retention, prunes (keep `maximumEventsPrunedPerAppend` small
+///   enough for that to be quick). The journal's transactions of more than one statement —
+///   taking a lease, delivering to the inbox — set PostgreSQL's `statement_timeout` to
+///   ``statementTimeout``, and their `lock_timeout` and `idle_in_transaction_session_timeout`
+///   to half of it: a transaction left idle between two statements — its owner paused, or the
+///   network gone — is ended by the server (the session is terminated and the transaction
+///   rolled back, so it writes nothing).
 /// - **A takeover never waits for a paused owner.** ``acquire(loop:)`` waits at most half of
 ///   ``statementTimeout`` for a lease row that another transaction holds, then throws
 ///   `JournalError.ownedElsewhere(loop:)`; once the holder's transaction has ended, a new attempt
@@ -65,14 +70,20 @@ import Synchronization
 /// timeout whatever the database does, for a health endpoint.
 ///
 /// ## Retention
-/// With a `JournalRetention` (``retention``), an append that writes a snapshot deletes, after its
-/// fenced statement and in the same transaction, the snapshots older than the newest
+/// With a `JournalRetention` (``retention``), an append that writes a snapshot deletes, once its
+/// fence has moved the head and in the same statement, the snapshots older than the newest
 /// `snapshotsKept` and up to `maximumEventsPrunedPerAppend` events before the oldest of them: a
 /// deposed owner's or a lapsed lease's append prunes nothing, and a prune that fails rolls the
-/// append back with it. Three more statements per snapshot; deleted rows become free space for
-/// later rows after a (auto)vacuum. With a `JournalArchive` in the policy, the events the prune
-/// will delete are read and handed to it before that transaction (two more reads and the
+/// append back with it. Deleted rows become free space for later rows after a (auto)vacuum. With a `JournalArchive` in the policy, the events the prune
+/// will delete are read and handed to it before the append (two more reads and the
 /// archive's time per snapshot append), and the prune deletes none it did not take.
+///
+/// ## Schema
+/// The journal creates its tables, the lease check and the append's server-side
+/// function (`feedbackloop_append`) the first time it is used, under an advisory lock, and
+/// brings the tables of an earlier version up to date the same way: the lease row's `feature`
+/// column (see ``acquire(loop:feature:)``; a loop journaled before it takes the name of the
+/// first feature that opens it) and the function are added where they are missing.
 ///
 /// ## Inbox
 /// Any node can send an event to a loop that another owns: ``deliver(_:to:schemaVersion:)`` adds
@@ -226,15 +237,13 @@ public final class PostgresJournal: EventJournal {
         // Creating the tables waits for the other nodes' migrations; it touches no lease row.
         let bound = max(statementMilliseconds, 10_000)
         try await migrated.once { [self] in
-            // The trigger is created last, in the same transaction as the rest: where it exists,
-            // everything does. Looked for before the lock, so that no node queues for it once the
-            // tables exist, and after it, so that the nodes that queued while the first created
-            // them leave at once.
+            // The append function is created last, in the same transaction as the rest: where it
+            // exists, everything does. Looked for before the lock, so that no node queues for it
+            // once the schema is there, and after it, so that the nodes that queued while the
+            // first migrated leave at once. A schema of an earlier version lacks it, and gets
+            // what it lacks.
             let isMigrated: @Sendable (JournalConnection) async throws -> Bool = { db in
-                try await db.rows("""
-                    SELECT 1 FROM pg_trigger
-                    WHERE tgname = '\(unescaped: Self.leaseLiveConstraint)' AND tgrelid = to_regclass('feedbackloop_leases')
-                    """).count == 1
+                try await db.rows("SELECT to_regprocedure('\(unescaped: Self.appendFunction)') IS NOT NULL").first?.decode(Bool.self) == true
             }
             if try await withConnection(isMigrated) { return }
             try await transaction(bound: bound) { db in
@@ -245,6 +254,9 @@ public final class PostgresJournal: EventJournal {
                         loop TEXT PRIMARY KEY, owner TEXT NOT NULL, epoch BIGINT NOT NULL,
                         head BIGINT NOT NULL, lease_until TIMESTAMPTZ NOT NULL)
                     """)
+                // The feature that journals each loop; NULL in a row made before it was
+                // recorded, until a loop opens it.
+                try await db.execute("ALTER TABLE feedbackloop_leases ADD COLUMN IF NOT EXISTS feature TEXT")
                 try await db.execute("""
                     CREATE TABLE IF NOT EXISTS feedbackloop_events (
                         loop TEXT NOT NULL, sequence BIGINT NOT NULL, schema_version INT NOT NULL,
@@ -277,11 +289,18 @@ public final class PostgresJournal: EventJournal {
                         RETURN NULL;
                     END $$
                     """)
-                try await db.execute("""
-                    CREATE CONSTRAINT TRIGGER \(unescaped: Self.leaseLiveConstraint)
-                        AFTER UPDATE OF head ON feedbackloop_leases DEFERRABLE INITIALLY DEFERRED
-                        FOR EACH ROW EXECUTE FUNCTION feedbackloop_lease_live()
-                    """)
+                let hasTrigger = try await db.rows("""
+                    SELECT 1 FROM pg_trigger
+                    WHERE tgname = '\(unescaped: Self.leaseLiveConstraint)' AND tgrelid = to_regclass('feedbackloop_leases')
+                    """).count == 1
+                if !hasTrigger {
+                    try await db.execute("""
+                        CREATE CONSTRAINT TRIGGER \(unescaped: Self.leaseLiveConstraint)
+                            AFTER UPDATE OF head ON feedbackloop_leases DEFERRABLE INITIALLY DEFERRED
+                            FOR EACH ROW EXECUTE FUNCTION feedbackloop_lease_live()
+                        """)
+                }
+                try await db.execute(Self.createAppendFunction)
             }
         }
     }
@@ -289,28 +308,111 @@ public final class PostgresJournal: EventJournal {
     /// The name of the commit-time lease check, in the error it raises.
     static let leaseLiveConstraint = "feedbackloop_lease_live"
 
-    /// Takes the loop's lease row when it is free, expired or this node's.
+    /// The server-side append's signature.
+    static let appendFunction = "feedbackloop_append(text,bigint,bigint,bigint,bigint[],integer[],bytea[],bigint,integer,bytea,integer,bigint,bigint,text)"
+
+    /// An append in one statement, so one round trip: it moves the lease row's head only where
+    /// the epoch owns a live lease and the events continue it, then writes the events, the
+    /// snapshot and the prune of `JournalRetention` — or, when the head did not move, writes
+    /// nothing and answers with the lease row as it is, for the caller to say why.
+    ///
+    /// `keep` is `snapshotsKept` (NULL: no policy, only the latest snapshot is kept), `most` is
+    /// `maximumEventsPrunedPerAppend`, and no event from `archived` on is pruned. `lock_timeout`
+    /// is set first, local to the statement's transaction, so that the wait for a lease row that
+    /// a takeover holds is bounded. Called as its own (implicit) transaction; the commit-time
+    /// lease check runs at the end of the statement, which the commit follows at once.
+    static let createAppendFunction: PostgresQuery = """
+        CREATE OR REPLACE FUNCTION feedbackloop_append(
+            the_loop TEXT, the_epoch BIGINT, the_head BIGINT, the_last BIGINT,
+            sequences BIGINT[], versions INT[], payloads BYTEA[],
+            snapshot_sequence BIGINT, snapshot_version INT, snapshot_payload BYTEA,
+            keep INT, most BIGINT, archived BIGINT, lock_wait TEXT)
+        RETURNS TABLE (moved BOOLEAN, stored_epoch BIGINT, stored_head BIGINT, live BOOLEAN)
+        LANGUAGE plpgsql AS $$
+        DECLARE
+            oldest_kept BIGINT;
+        BEGIN
+            PERFORM set_config('lock_timeout', lock_wait, true);
+            UPDATE feedbackloop_leases SET head = the_last
+            WHERE loop = the_loop AND epoch = the_epoch AND lease_until > clock_timestamp() AND head = the_head;
+            IF NOT FOUND THEN
+                RETURN QUERY SELECT false, l.epoch, l.head, l.lease_until > clock_timestamp()
+                    FROM feedbackloop_leases AS l WHERE l.loop = the_loop;
+                RETURN;
+            END IF;
+            INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
+                SELECT the_loop, e.* FROM UNNEST(sequences, versions, payloads) AS e;
+            IF snapshot_sequence IS NOT NULL THEN
+                INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
+                    VALUES (the_loop, snapshot_sequence, snapshot_version, snapshot_payload)
+                    ON CONFLICT (loop, sequence) DO UPDATE SET schema_version = EXCLUDED.schema_version, payload = EXCLUDED.payload;
+                IF keep IS NULL THEN
+                    DELETE FROM feedbackloop_snapshots WHERE loop = the_loop AND sequence < snapshot_sequence;
+                ELSE
+                    SELECT sequence INTO oldest_kept FROM feedbackloop_snapshots
+                        WHERE loop = the_loop ORDER BY sequence DESC OFFSET keep - 1 LIMIT 1;
+                    IF FOUND THEN
+                        DELETE FROM feedbackloop_snapshots WHERE loop = the_loop AND sequence < oldest_kept;
+                        DELETE FROM feedbackloop_events WHERE loop = the_loop AND sequence < LEAST(oldest_kept,
+                            (SELECT min(sequence) FROM feedbackloop_events WHERE loop = the_loop) + most, archived);
+                    END IF;
+                END IF;
+            END IF;
+            -- The lease is checked now, in the statement, rather than when its transaction
+            -- commits: an error after the statement's answer, at the protocol's Sync, would not
+            -- reach postgres-nio's caller, who would take a rolled-back append for a durable one.
+            SET CONSTRAINTS ALL IMMEDIATE;
+            RETURN QUERY SELECT true, the_epoch, the_last, true;
+        END $$
+        """
+
+    /// Takes the loop's lease row when it is free, expired or this node's, without recording or
+    /// checking a feature (see ``acquire(loop:feature:)``).
     ///
     /// - Throws: `JournalError.ownedElsewhere(loop:)` when another node's lease is live, or when
     ///   another transaction has held the lease row for half of ``statementTimeout`` (its owner
     ///   paused in the middle of an append, say); `JournalError.unavailable(_:)` when the database
     ///   failed.
     public func acquire(loop: String) async throws -> UInt64 {
+        try await take(loop, feature: nil)
+    }
+
+    /// Takes the loop's lease row for `feature` when it is free, expired or this node's: the
+    /// row records `feature` the first time (or when it was made before features were recorded),
+    /// and a row that records another refuses, in the same statement, so no epoch is taken.
+    ///
+    /// - Throws: `DurableLoopError.featureMismatch(loop:journaled:opening:)` when another
+    ///   feature journaled the loop; the errors of ``acquire(loop:)``.
+    public func acquire(loop: String, feature: String) async throws -> UInt64 {
+        try await take(loop, feature: feature)
+    }
+
+    func take(_ loop: String, feature: String?) async throws -> UInt64 {
         try await operation("acquire", loop: loop) { [self] in
             try await migrate()
             let node = self.node, seconds = leaseSeconds
             do {
                 return try await transaction { db in
                     let rows = try await db.rows("""
-                        INSERT INTO feedbackloop_leases (loop, owner, epoch, head, lease_until)
-                        VALUES (\(loop), \(node), 1, 0, now() + make_interval(secs => \(seconds)))
+                        INSERT INTO feedbackloop_leases (loop, owner, epoch, head, lease_until, feature)
+                        VALUES (\(loop), \(node), 1, 0, now() + make_interval(secs => \(seconds)), \(feature))
                         ON CONFLICT (loop) DO UPDATE SET owner = EXCLUDED.owner, epoch = feedbackloop_leases.epoch + 1,
-                            lease_until = EXCLUDED.lease_until
-                        WHERE feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner
+                            lease_until = EXCLUDED.lease_until, feature = coalesce(feedbackloop_leases.feature, EXCLUDED.feature)
+                        WHERE (feedbackloop_leases.lease_until < now() OR feedbackloop_leases.owner = EXCLUDED.owner)
+                            AND (EXCLUDED.feature IS NULL OR feedbackloop_leases.feature IS NULL OR feedbackloop_leases.feature = EXCLUDED.feature)
                         RETURNING epoch
                         """)
-                    guard let row = rows.first else { throw JournalError.ownedElsewhere(loop: loop) }
-                    return try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(0, atLeast: 1)
+                    if let row = rows.first {
+                        return try StoredRow(row, loop: loop, table: "feedbackloop_leases").unsigned(0, atLeast: 1)
+                    }
+                    if let feature {
+                        for row in try await db.rows("SELECT feature FROM feedbackloop_leases WHERE loop = \(loop)") {
+                            if let journaled = try StoredRow(row, loop: loop, table: "feedbackloop_leases").optionalText(0), journaled != feature {
+                                throw DurableLoopError.featureMismatch(loop: loop, journaled: journaled, opening: feature)
+                            }
+                        }
+                    }
+                    throw JournalError.ownedElsewhere(loop: loop)
                 }
             } catch let error where Self.sqlState(error) == Self.lockNotAvailable {
                 throw JournalError.ownedElsewhere(loop: loop)
@@ -438,109 +540,36 @@ public final class PostgresJournal: EventJournal {
                     firstStoredEvent: firstStored, readStored: { after, limit in try await self.events(loop: loop, after: after, limit: limit) }
                 ).map { try Self.bigint($0, "sequence") }
             }
-            let snapshot = try snapshot.map { snapshot in
-                (sequence: try Self.bigint(snapshot.sequence, "snapshot sequence"), version: try Self.int(exactly: snapshot.schemaVersion),
-                 payload: ByteBuffer(bytes: snapshot.payload))
-            }
-            let retention = self.retention
-            let deletable = archivedThrough
+            let snapshotSequence = try snapshot.map { try Self.bigint($0.sequence, "snapshot sequence") }
+            let snapshotVersion = try snapshot.map { try Self.int(exactly: $0.schemaVersion) }
+            let snapshotPayload = snapshot.map { ByteBuffer(bytes: $0.payload) }
+            let keep = retention.map { Int32(clamping: $0.snapshotsKept) }
+            let most = retention.map { Int64(clamping: $0.maximumEventsPrunedPerAppend) }
+            // Past every sequence: no bound but the others.
+            let archived = retention?.archive == nil ? Int64.max : (archivedThrough.map { $0 + 1 } ?? 0)
+            let lockWait = "\(max(1, statementMilliseconds / 2))"
             do {
-                try await transaction { db in
-                    // One statement: the lease row's head moves only where the epoch owns a live
-                    // lease and the events continue it, and the events and the snapshot are
-                    // written only where it moved.
-                    let written: [PostgresRow]
-                    if let snapshot, retention != nil {
-                        written = try await db.rows("""
-                            WITH fence AS (
-                                UPDATE feedbackloop_leases SET head = \(last)
-                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
-                                RETURNING loop
-                            ), appended AS (
-                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
-                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
-                            ), snapshot AS (
-                                INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
-                                SELECT fence.loop, \(snapshot.sequence), \(snapshot.version), \(snapshot.payload) FROM fence
-                                ON CONFLICT (loop, sequence) DO UPDATE SET schema_version = EXCLUDED.schema_version, payload = EXCLUDED.payload
-                            )
-                            SELECT count(*) FROM fence
-                            """)
-                    } else if let snapshot {
-                        written = try await db.rows("""
-                            WITH fence AS (
-                                UPDATE feedbackloop_leases SET head = \(last)
-                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
-                                RETURNING loop
-                            ), appended AS (
-                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
-                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
-                            ), snapshot AS (
-                                INSERT INTO feedbackloop_snapshots (loop, sequence, schema_version, payload)
-                                SELECT fence.loop, \(snapshot.sequence), \(snapshot.version), \(snapshot.payload) FROM fence
-                                ON CONFLICT (loop, sequence) DO UPDATE SET schema_version = EXCLUDED.schema_version, payload = EXCLUDED.payload
-                            ), pruned AS (
-                                DELETE FROM feedbackloop_snapshots AS old USING fence
-                                WHERE old.loop = fence.loop AND old.sequence < \(snapshot.sequence)
-                            )
-                            SELECT count(*) FROM fence
-                            """)
-                    } else {
-                        written = try await db.rows("""
-                            WITH fence AS (
-                                UPDATE feedbackloop_leases SET head = \(last)
-                                WHERE loop = \(loop) AND epoch = \(owner) AND lease_until > clock_timestamp() AND head = \(head)
-                                RETURNING loop
-                            ), appended AS (
-                                INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload)
-                                SELECT fence.loop, e.* FROM fence, UNNEST(\(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[]) AS e
-                            )
-                            SELECT count(*) FROM fence
-                            """)
-                    }
-                    var moved: Int64 = 0
-                    for row in written { moved = try row.decode(Int64.self) }
-                    if moved == 1 {
-                        if snapshot != nil, let retention {
-                            try await Self.prune(db, loop: loop, retention, archivedThrough: deletable)
-                        }
-                        return
-                    }
-                    // Refused: say whether for the epoch or the sequence.
-                    let rows = try await db.rows(
-                        "SELECT epoch, head, lease_until > clock_timestamp() FROM feedbackloop_leases WHERE loop = \(loop)")
-                    if let row = rows.first, case let lease = StoredRow(row, loop: loop, table: "feedbackloop_leases"),
-                        try lease.integer(0) == owner, try lease.bool(2)
-                    {
-                        throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(1, atLeast: 0) + 1, found: first)
-                    }
-                    throw JournalError.fenced(loop: loop, epoch: epoch)
+                // One statement, its own transaction (see `createAppendFunction`): one round trip.
+                let answer = try await withConnection { db in
+                    try await db.rows("""
+                        SELECT moved, stored_epoch AS epoch, stored_head AS head, live FROM feedbackloop_append(\(loop), \(owner), \(head), \(last),
+                            \(sequences)::BIGINT[], \(versions)::INT[], \(payloads)::BYTEA[],
+                            \(snapshotSequence)::BIGINT, \(snapshotVersion)::INT, \(snapshotPayload)::BYTEA,
+                            \(keep)::INT, \(most)::BIGINT, \(archived)::BIGINT, \(lockWait))
+                        """)
                 }
+                // Refused (no row: the loop has no lease row): say whether for the epoch or the sequence.
+                guard let row = answer.first else { throw JournalError.fenced(loop: loop, epoch: epoch) }
+                let lease = StoredRow(row, loop: loop, table: "feedbackloop_leases")
+                if try lease.bool(0) { return }
+                if try lease.integer(1) == owner, try lease.bool(3) {
+                    throw JournalError.sequenceConflict(loop: loop, expected: try lease.unsigned(2, atLeast: 0) + 1, found: first)
+                }
+                throw JournalError.fenced(loop: loop, epoch: epoch)
             } catch let error as PSQLError where error.serverInfo?[.constraintName] == Self.leaseLiveConstraint {
                 throw JournalError.fenced(loop: loop, epoch: epoch)
             }
         }
-    }
-
-    /// Deletes what `retention` does not keep of `loop`, in the append's transaction after its
-    /// fenced statement (so only where it moved the head, and undone with it): the snapshots
-    /// older than the newest `snapshotsKept`, and the events before the oldest kept snapshot (at
-    /// most `maximumEventsPrunedPerAppend`, the oldest first; with an archive, none after
-    /// `archivedThrough`, the last event it took).
-    static func prune(_ db: JournalConnection, loop: String, _ retention: JournalRetention, archivedThrough: Int64?) async throws {
-        let offset = Int64(retention.snapshotsKept - 1), most = Int64(retention.maximumEventsPrunedPerAppend)
-        // Past every sequence: no bound but the others.
-        let archived = retention.archive == nil ? Int64.max : (archivedThrough.map { $0 + 1 } ?? 0)
-        let rows = try await db.rows("""
-            SELECT sequence FROM feedbackloop_snapshots WHERE loop = \(loop) ORDER BY sequence DESC OFFSET \(offset) LIMIT 1
-            """)
-        guard let row = rows.first else { return }
-        let oldestKept = try StoredRow(row, loop: loop, table: "feedbackloop_snapshots").integer(0)
-        try await db.execute("DELETE FROM feedbackloop_snapshots WHERE loop = \(loop) AND sequence < \(oldestKept)")
-        try await db.execute("""
-            DELETE FROM feedbackloop_events WHERE loop = \(loop) AND sequence < LEAST(\(oldestKept),
-                (SELECT min(sequence) FROM feedbackloop_events WHERE loop = \(loop)) + \(most), \(archived))
-            """)
     }
 
     /// Sends `event` to the loop `loop`, whichever node owns it: the event waits in the inbox

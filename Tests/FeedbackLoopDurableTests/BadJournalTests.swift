@@ -24,14 +24,18 @@ struct BadJournalTests {
         }
     }
 
+    /// A journal file cut short, as by a copy that ran out of disk: SQLite refuses to open it,
+    /// and the loop's error names the loop and the last event read intact, with nothing
+    /// written to the file.
     @Test(arguments: Backend.allCases)
     func aTruncatedFile(backend: Backend) async throws {
         let path = Self.sqlitePath()
+        let written = 3_000
         do {
             let loop = try await DurableLoop(
                 id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
                 backend: backend, configuration: DurableConfiguration(snapshotEvery: nil))
-            for amount in 1...300 { try loop.send(.add(amount)) }
+            for amount in 1..<written { try loop.send(.add(amount)) }
             try await loop.sendAndWait(.add(0))
             await loop.stop()
         }
@@ -42,19 +46,29 @@ struct BadJournalTests {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: UInt64(size / 2))
         try handle.close()
+        let truncated = try Data(contentsOf: URL(fileURLWithPath: path))
 
+        let journal = try SQLiteJournal(path: path)
         do {
             let loop = try await DurableLoop(
-                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
-                backend: backend)
+                id: "ledger", journal: journal, initial: Ledger.State(), reduce: Ledger.reduce, backend: backend)
             await loop.stop()
             Issue.record("a loop recovered from a journal cut in half, at \(loop.recoveredSequence)")
-        } catch let error as JournalError {
-            // Opening the file may fail before any loop is read: the error then names the file.
-            let text = error.description
-            #expect(text.contains("'ledger'") || text.contains(path), "\(error)")
-            #expect(text.contains("malformed"), "\(error)")
+        } catch let error as DurableLoopError {
+            guard case .damagedJournal(let loop, let sequence, let reason) = error else { throw error }
+            #expect(loop == "ledger")
+            #expect(sequence > 0 && sequence < UInt64(written), "\(error)")
+            #expect(reason.contains("malformed"), "\(error)")
+            #expect(error.description.contains("'ledger'") && error.description.contains("after event \(sequence)"), "\(error)")
+            // The events up to the one named are there, intact; the next is not: it cannot be
+            // read, or (cut in the middle of its page) it reads as something else.
+            let intact = try await journal.events(loop: "ledger", after: 0, limit: Int(sequence))
+            #expect(intact.map(\.sequence) == Array(1...sequence))
+            #expect(try intact.last.map { try JSONDecoder().decode(Ledger.Event.self, from: Data($0.payload)) } == .add(Int(sequence)))
+            let next = try? await journal.events(loop: "ledger", after: sequence, limit: 1).first
+            #expect(next.flatMap { try? JSONDecoder().decode(Ledger.Event.self, from: Data($0.payload)) } != .add(Int(sequence) + 1))
         }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == truncated, "the damaged file was written to")
     }
 
     /// A state's JSON among the events (a snapshot row copied into the events table): it decodes
@@ -73,8 +87,8 @@ struct BadJournalTests {
         await Self.expectUndecodable(journal, loop: "ledger", sequence: 2, backend: backend)
     }
 
-    /// Two features under one id: the second finds the first's events, which do not decode as
-    /// its own, and stops at the first of them without appending.
+    /// Two features under one id: the second is refused by the feature the journal recorded,
+    /// before it reads a record, and appends nothing.
     @Test(arguments: Backend.allCases, Store.allCases)
     func twoFeaturesUnderOneID(backend: Backend, store: Store) async throws {
         let journal = try Self.journal(store)
@@ -82,7 +96,15 @@ struct BadJournalTests {
             id: "shared", journal: journal, initial: Tally.State(), reduce: Tally.reduce, backend: backend)
         try await tally.sendAndWait(.rename(name: "A"))
         await tally.stop()
-        await Self.expectUndecodable(journal, loop: "shared", sequence: 1, backend: backend)
+        await #expect {
+            let ledger = try await DurableLoop(id: "shared", journal: journal, initial: Ledger.State(), reduce: Ledger.reduce, backend: backend)
+            await ledger.stop()
+        } throws: { error in
+            guard case DurableLoopError.featureMismatch("shared", let journaled, let opening) = error else { return false }
+            return journaled.hasSuffix("Tally.State, FeedbackLoopDurableTesting.Tally.Event")
+                && opening.hasSuffix("Ledger.State, FeedbackLoopDurableTesting.Ledger.Event")
+        }
+        #expect(try await journal.events(loop: "shared", after: 0, limit: 10).map(\.sequence) == [1])
     }
 
     /// Two loops whose ids differ only after a NUL character: SQLite gets the ids as C strings,

@@ -77,6 +77,16 @@ struct DurabilityTests {
     }
 
     @Test(arguments: cases)
+    func anotherFeaturesLoop(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.anotherFeaturesLoop(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
+    func aLoopWithoutAFeatureIsAdopted(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.aLoopWithoutAFeatureIsAdopted(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
     func newerSchemaVersion(store: Store, backend: Backend) async throws {
         try await DurabilityChecks.newerSchemaVersion(Self.environment(store, backend))
     }
@@ -118,6 +128,6 @@ struct DurabilityTests {
 
     @Test("Every check in DurabilityChecks.all has a test here")
     func everyCheckHasATest() {
-        #expect(DurabilityChecks.all.count == 15)
+        #expect(DurabilityChecks.all.count == 17)
     }
 }

@@ -58,7 +58,7 @@ struct EvolutionTests {
             for (id, events) in TallyV1.history {
                 let loop = try await DurableLoop(
                     id: id, journal: journal, initial: TallyV1.State(), reduce: TallyV1.reduce,
-                    configuration: DurableConfiguration(snapshotEvery: 3, schemaVersion: 1))
+                    configuration: DurableConfiguration(feature: "tally", snapshotEvery: 3, schemaVersion: 1))
                 for event in events { try await loop.sendAndWait(event) }
                 await loop.stop()
             }
@@ -75,7 +75,8 @@ struct EvolutionTests {
     @Test(arguments: Backend.allCases)
     func version2RecoversTheJournalsVersion1Wrote(backend: Backend) async throws {
         let path = try Self.copyOfFixture("tally-v1.sqlite")
-        let configuration = DurableConfiguration(snapshotEvery: 3, schemaVersion: Tally.schemaVersion)
+        // The fixture predates recorded feature names: the first open records this one.
+        let configuration = DurableConfiguration(feature: "tally", snapshotEvery: 3, schemaVersion: Tally.schemaVersion)
         let open = {
             try await DurableLoop(
                 id: "tally-1", journal: try SQLiteJournal(path: path), initial: Tally.State(), reduce: Tally.reduce,
@@ -92,6 +93,16 @@ struct EvolutionTests {
         let recovered = try await open()
         #expect(recovered.state == Tally.State(total: 4, name: "Food", resets: 1))
         await recovered.stop()
+        // Adopted: another feature is refused the loop.
+        await #expect {
+            let ledger = try await DurableLoop(
+                id: "tally-1", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
+                backend: backend, configuration: DurableConfiguration(feature: "ledger"))
+            await ledger.stop()
+        } throws: { error in
+            guard case DurableLoopError.featureMismatch("tally-1", "tally", "ledger") = error else { return false }
+            return true
+        }
     }
 
     @Test func theReplayCheckPassesTheFixtureWithVersion2() async throws {

@@ -108,6 +108,16 @@ struct PostgresDurabilityTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func anotherFeaturesLoop(backend: Backend) async throws {
+        try await DurabilityChecks.anotherFeaturesLoop(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aLoopWithoutAFeatureIsAdopted(backend: Backend) async throws {
+        try await DurabilityChecks.aLoopWithoutAFeatureIsAdopted(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
     func newerSchemaVersion(backend: Backend) async throws {
         try await DurabilityChecks.newerSchemaVersion(Server.environment(backend))
     }

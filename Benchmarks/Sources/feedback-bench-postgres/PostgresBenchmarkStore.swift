@@ -130,8 +130,8 @@ final class PostgresBenchmarkStore: DurableBenchmarkStore {
 
     /// Nanoseconds per event for `events` pre-encoded events inserted `perTransaction` at a time,
     /// each `INSERT` a transaction of its own: one round trip and one WAL flush per transaction,
-    /// the least any journal on this server can pay. (`PostgresJournal.append` adds `BEGIN`, the
-    /// fencing `UPDATE` of the lease row and `COMMIT`: three more round trips.)
+    /// the least any journal on this server can pay. (`PostgresJournal.append` is one round trip
+    /// too, a statement that also moves the lease row's head and checks the lease at commit.)
     func bareAppends(events: Int, perTransaction: Int) async throws -> Double {
         let loop = bareRuns.withLock { runs in
             runs += 1
@@ -167,8 +167,8 @@ extension PostgresBenchmarkStore {
     }
 
     /// `PostgresJournal.append` of the same pre-encoded events under a new loop id of the shared
-    /// journal: the bare insert plus `BEGIN`, the transaction's timeouts, the fencing `UPDATE` of
-    /// the lease row and `COMMIT`.
+    /// journal: the bare insert plus the fencing `UPDATE` of the lease row and the commit-time
+    /// lease check, in one statement (one round trip, as the bare insert).
     func journalAppends(events: Int, perTransaction: Int) async throws -> Double? {
         let loop = bareRuns.withLock { runs in
             runs += 1

@@ -137,6 +137,12 @@ public enum DurableSession {
     /// the sessions its previous version journaled.
     public static let schemaVersion = 2
 
+    /// The name the journal records for every session loop (`DurableConfiguration.feature`):
+    /// fixed, so that renaming or versioning ``SessionState`` and ``SessionEvent`` keeps the
+    /// journaled sessions theirs. The journal of version 1, which predates recorded names, takes
+    /// it when the first session opens.
+    public static let feature = "pharmacy-session"
+
     static let screen = ChildScope(
         state: StatePath(\SessionState.pharmacies),
         event: EventPath<SessionEvent, Pharmacies.Event>(

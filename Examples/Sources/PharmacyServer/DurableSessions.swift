@@ -104,7 +104,8 @@ final class DurableSessions: Sendable {
                 executor: eventLoops.isEmpty
                     ? nil : eventLoops[PharmacySessions.slot(of: id, among: eventLoops.count)].executor)
             let environment = Pharmacies.Environment(service: configuration.makeService(id))
-            let durable = DurableConfiguration(schemaVersion: DurableSession.schemaVersion, logger: logger)
+            let durable = DurableConfiguration(
+                feature: DurableSession.feature, schemaVersion: DurableSession.schemaVersion, logger: logger)
             switch journal {
             case .sqlite(let journal):
                 let loop = try await DurableLoop(

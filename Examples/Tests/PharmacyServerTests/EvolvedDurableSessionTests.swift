@@ -73,7 +73,7 @@ enum SessionV1 {
             for (session, events) in history {
                 let loop = try await DurableLoop(
                     id: session, journal: journal, initial: State(), reduce: reduce,
-                    configuration: DurableConfiguration(snapshotEvery: 3, schemaVersion: 1))
+                    configuration: DurableConfiguration(feature: DurableSession.feature, snapshotEvery: 3, schemaVersion: 1))
                 for event in events { try await loop.sendAndWait(event) }
                 await loop.stop()
             }
