@@ -23,7 +23,7 @@ public struct ThroughputScenario: Sendable {
         for senders in Self.senderCounts {
             let label = senders == 1 ? "1 sender" : "\(senders) senders"
             progress("throughput: \(label), limit")
-            let limit = await median(of: size.repetitions) {
+            let limit = await best(of: size.repetitions) {
                 await Self.bare(events: size.events, senders: senders)
             }
             report.recordLimit(label, "ns/event", .lower, value: limit)
