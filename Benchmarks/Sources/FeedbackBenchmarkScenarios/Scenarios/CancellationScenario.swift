@@ -215,8 +215,8 @@ public struct CancellationScenario: Sendable {
     /// cooperative pool, where `actor`'s drain cancels, often on the thread that has just run
     /// (and parked) the task it cancels, whose memory is still in that core's cache. Which of
     /// the two is cheaper, and by how much, changes from run to run with where the scheduler
-    /// puts the threads (a run's p50 on either was 0.06 µs or 0.17–0.55 µs): the best run is
-    /// the floor.
+    /// puts the threads (a run's p50 on either is 0.06 µs or several times that): the best run
+    /// is the floor.
     static func bareCancellationLatency(cycles: Int, repetitions: Int) async throws -> (p50: Double, p99: Double) {
         var p50 = Double.infinity, p99 = Double.infinity
         for _ in 0..<Swift.max(1, repetitions) {

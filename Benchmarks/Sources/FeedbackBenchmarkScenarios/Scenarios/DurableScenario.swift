@@ -90,10 +90,10 @@ public struct DurableScenario: Sendable {
         // A store's writes cost what its disk's flush costs, which drifts from one minute to the
         // next: each limit is timed again right before and right after every run it bounds, the
         // better of the two counting for that run, and its figure is the median of all its runs,
-        // so that limit and loop are timed in the same minutes. Timed only before, the limit was
-        // always the first writer after the row before it (the group-commit runs' 20,000 events,
-        // the journals they closed), whose flushes were still under way: its runs there took up
-        // to four times the loop's that followed them. One run here puts the rows in their order.
+        // so that limit and loop are timed in the same minutes. A limit run timed only before is
+        // the first writer after the row before it (the group-commit runs' 20,000 events, the
+        // journals they closed), whose flushes are still under way, and pays for them where the
+        // loop's run after it does not. One run here puts the rows in their order.
         var groupedLimits: [Double] = [], waitedLimits: [Double] = [], journalLimits: [Double] = []
         func timeGroupedLimits() async throws -> (bare: Double, journal: Double?) {
             (try await store.bareAppends(events: sends, perTransaction: 1_024),

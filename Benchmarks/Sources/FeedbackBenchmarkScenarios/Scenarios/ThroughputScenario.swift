@@ -177,9 +177,9 @@ public struct ThroughputScenario: Sendable {
 ///
 /// The state is kept apart from the lock, as the engine keeps its state's owner apart from its
 /// lock: the senders write the lock's word and the queue's buffer on every append, and a drainer
-/// writing the state 48 bytes further on in the same object, once per reduction, shared that
-/// cache line (or its prefetched pair) with them. Each batch is reduced into a local copy, stored
-/// back once per batch.
+/// writing the state in the same object (48 bytes further on), once per reduction, would share
+/// that cache line (or its prefetched pair) with them. Each batch is reduced into a local copy,
+/// stored back once per batch.
 final class CombiningReducer: @unchecked Sendable {
     // @unchecked: `owner.state` is touched only by the thread that set `queue.draining` under the
     // lock, until it clears it under the lock; the lock orders one drainer's writes before the
