@@ -53,9 +53,9 @@ import Testing
             #expect(value > 0, "\(row.label)")
         }
         #expect(report.rows.filter { $0.limit != nil }.count == 2)
-        // One run of each limit to begin with, then one before each of the row's three runs:
-        // 1,024 events per transaction for `send`, 1 for `sendAndWait`.
-        #expect(store.limits.withLock { $0 } == [1_024, 1, 1_024, 1_024, 1_024, 1, 1, 1])
+        // One run of each limit to begin with, then one before and one after each of the row's
+        // three runs: 1,024 events per transaction for `send`, 1 for `sendAndWait`.
+        #expect(store.limits.withLock { $0 } == [1_024, 1] + Array(repeating: 1_024, count: 6) + Array(repeating: 1, count: 6))
     }
 
     /// The built-in store measures retention: recovery from the pruned journal (the counter's

@@ -52,6 +52,11 @@ import Testing
     }
 
     @Test func aRatioBelowOneKeepsItsDigits() throws {
+        // A ratio recorded as a figure (`service`'s "× parked task" rows) goes through `number`.
+        #expect(ReportFormat.number(2.1e-5) == "2.1e-05")
+        #expect(ReportFormat.number(-2.1e-5) == "-2.1e-05")
+        #expect(ReportFormat.number(0.0689) == "0.069")
+        #expect(ReportFormat.number(0) == "0")
         #expect(ReportFormat.ratio(0.03) == "0.03")
         #expect(ReportFormat.ratio(0.0042) == "0.0042")
         #expect(ReportFormat.ratio(0.5) == "0.5")

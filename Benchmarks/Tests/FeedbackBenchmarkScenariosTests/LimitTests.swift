@@ -4,8 +4,8 @@ import Testing
 @testable import FeedbackBenchmarkScenarios
 
 /// Limits are floors (issue 27): the report flags a figure below its limit, the throughput limit's
-/// combining queue is a correct serialisation, and composition's bound is taken against the same
-/// children without composition.
+/// combining and consumer queues are correct serialisations, and composition's bound is taken
+/// against the same children without composition.
 @Suite(.serialized) struct LimitTests {
     /// A figure better than its limit by more than the margin is flagged in the report; one within
     /// the margin, a tail percentile, a maximum, or a row without a limit is not.
@@ -40,6 +40,22 @@ import Testing
         }
         #expect(reducer.state == senders * 20_000)
         #expect(await ThroughputScenario.combining(events: 20_001, senders: senders) > 0)
+    }
+
+    /// The throughput limit's consumer-thread queue reduces every event exactly once, the
+    /// consumer parking and being woken however the senders interleave.
+    @Test(arguments: [1, 2, 4, 8])
+    func theConsumerLimitReducesEveryEvent(senders: Int) async {
+        let reducer = ConsumerReducer(reduce: Systems.add)
+        await onDedicatedThreads(senders + 1) { thread in
+            if thread == senders {
+                reducer.consume(events: senders * 20_000)
+            } else {
+                for _ in 0..<20_000 { reducer.send(1) }
+            }
+        }
+        #expect(reducer.state == senders * 20_000)
+        #expect(await ThroughputScenario.consumer(events: 20_001, senders: senders) > 0)
     }
 
     /// Composition's bound is reported against the same children in a plain array, and the ratio

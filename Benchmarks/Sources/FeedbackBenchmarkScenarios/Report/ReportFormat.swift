@@ -93,6 +93,9 @@ public enum ReportFormat: String, CaseIterable, Codable, Sendable {
         if magnitude >= 100 || value == value.rounded() { return String(format: "%.0f", value) }
         if magnitude >= 10 { return String(format: "%.1f", value) }
         if magnitude >= 1 { return String(format: "%.2f", value) }
+        // Below what three decimals show, a figure (a ratio recorded as one) keeps two
+        // significant digits instead of reading "0.000".
+        if magnitude < 0.0005 && value != 0 { return String(format: "%.2g", value) }
         return String(format: "%.3f", value)
     }
 

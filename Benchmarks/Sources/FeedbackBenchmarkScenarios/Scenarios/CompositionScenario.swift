@@ -45,7 +45,7 @@ public struct CompositionScenario: Sendable {
         let handLifted = "hand-lifted: plain array, every child's query per event"
         let events = self.events
         progress("composition: limit")
-        let limit = await median(of: size.repetitions) { await Self.bare(events: events) }
+        let limit = await best(of: size.repetitions) { await Self.bare(events: events) }
         report.recordLimit(single, "ns/event", .lower, value: limit)
         report.recordLimit(composed, "ns/event", .lower, value: limit)
         for backend in backends {

@@ -17,6 +17,20 @@ func median(
     return samples[samples.count / 2]
 }
 
+/// The lowest of `repetitions` runs of `body`: a limit's figure. A limit is the floor of its
+/// work, and a run the neighbours' load slowed down is no floor; the backends' figures stay
+/// medians.
+func best(
+    of repetitions: Int,
+    _ body: () async throws -> Double
+) async rethrows -> Double {
+    var best = Double.infinity
+    for _ in 0..<Swift.max(1, repetitions) {
+        best = Swift.min(best, try await body())
+    }
+    return best
+}
+
 /// Polls `condition` until it holds, failing with ``ScenarioFailure`` after `seconds`. Used only
 /// where a benchmark must wait for work it cannot be told about (effect bodies beginning on the
 /// pool); a result that never comes fails the run instead of hanging it.
