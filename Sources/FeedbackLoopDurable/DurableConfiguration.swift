@@ -22,7 +22,6 @@ public struct DurableConfiguration: Sendable {
     /// a store that does not record them) takes the name of the first loop that opens it.
     public var feature: String?
 
-
     /// A snapshot of the state is written every this many events, in the same transaction as the
     /// event that reaches the multiple (or the batch that crosses it); `nil` writes none, so that
     /// recovery replays the whole journal. Default: 1,000.
