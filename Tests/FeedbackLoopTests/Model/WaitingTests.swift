@@ -21,19 +21,6 @@ struct WaitingTests {
         for waiter in progressed + idle { waiter.resume() }
     }
 
-    /// Every idle loop that was once waited for (a service's sessions, each awaited once) would
-    /// otherwise keep the waiters' buffer for life.
-    @Test func theLastWaiterToGoTakesTheBufferWithIt() async {
-        var waiting = Waiting()
-        waiting.add(Waiter(await suspendedTask(), untilIdle: true))
-        waiting.add(Waiter(await suspendedTask(), untilIdle: false))
-        let progressed = waiting.takeReady(idle: false)
-        #expect(waiting.waiters.capacity > 0, "a waiter still waits for idle: its buffer stays")
-        let idle = waiting.takeReady(idle: true)
-        #expect(waiting.waiters.capacity == 0, "no waiter is left, yet the buffer (\(waiting.waiters.capacity) slots) stays")
-        for waiter in progressed + idle { waiter.resume() }
-    }
-
     @Test func onlyTheStopWaitersInsideTheLastEffectGoBeforeTheStop() async {
         var waiting = Waiting()
         waiting.addStopWaiter(StopWaiter(id: 1, except: 9, continuation: await suspendedTask()))

@@ -46,9 +46,6 @@ struct Waiting: Sendable {
             ready.append(waiter.continuation)
             return true
         }
-        // The buffer goes with the last waiter: every idle loop that was once waited for would
-        // otherwise keep it for life.
-        if waiters.isEmpty { waiters = [] }
         return ready
     }
 
