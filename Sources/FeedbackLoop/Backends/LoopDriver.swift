@@ -102,6 +102,15 @@ enum Driver<State: Sendable, Event: Sendable>: LoopDriver {
     }
 
     @inlinable
+    var backend: Backend {
+        switch self {
+        case .callback: .callback
+        case .actor: .actor
+        case .stream: .stream
+        }
+    }
+
+    @inlinable
     func start(_ engine: LoopEngine<State, Event>, hosting: LoopHosting) {
         switch self {
         case .callback(let driver): driver.start(engine, hosting: hosting)

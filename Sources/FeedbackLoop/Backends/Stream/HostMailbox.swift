@@ -29,7 +29,8 @@ final class HostMailbox<State: Sendable, Event: Sendable>: Sendable {
         init() {}
     }
 
-    @usableFromInline let contents = Lock(Contents())
+    /// Inline rather than a `Lock` object: a parked idle loop would keep a second allocation.
+    @usableFromInline let contents = InlineLock(Contents())
 
     @inlinable
     init() {}

@@ -36,7 +36,8 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
 
     @usableFromInline let owner: StateOwner<State, Event>
     @usableFromInline let mailbox: HostMailbox<State, Event>
-    @usableFromInline let hosting: Lock<Hosting>
+    /// Inline rather than a `Lock` object, which every idle loop would keep as one more allocation.
+    @usableFromInline let hosting: InlineLock<Hosting>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
     @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<Event>] = []
     /// Effects in the host's group that have not ended.
@@ -59,7 +60,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     init(owner: sending StateOwner<State, Event>) {
         self.owner = owner
         mailbox = HostMailbox()
-        hosting = Lock(.unhosted)
+        hosting = InlineLock(.unhosted)
     }
 
     // MARK: The seam
