@@ -39,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        // The durable limit's transaction written without the journal's asynchronous API (already in
+        // the root's graph through its trait Durable).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // The benchmark's peer only (the `system` operator on OpenCombine).
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -58,6 +61,7 @@ let package = Package(
                 .product(name: "FeedbackLoop", package: "FeedbackLoop"),
                 .product(name: "FeedbackLoopDurable", package: "FeedbackLoop"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
             ]
         ),
