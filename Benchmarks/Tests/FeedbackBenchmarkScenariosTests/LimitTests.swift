@@ -31,15 +31,15 @@ import Testing
     }
 
     /// The throughput limit's combining queue reduces every event exactly once however the senders
-    /// interleave.
-    @Test(arguments: [1, 2, 4, 8])
-    func theCombiningLimitReducesEveryEvent(senders: Int) async {
-        let reducer = CombiningReducer(reduce: Systems.add)
+    /// interleave, its drainer taking each batch at once or after a pause.
+    @Test(arguments: [1, 2, 4, 8], [0, 2_000] as [UInt64])
+    func theCombiningLimitReducesEveryEvent(senders: Int, pause: UInt64) async {
+        let reducer = CombiningReducer(reduce: Systems.add, pause: pause)
         await onDedicatedThreads(senders) { _ in
             for _ in 0..<20_000 { reducer.send(1) }
         }
         #expect(reducer.state == senders * 20_000)
-        #expect(await ThroughputScenario.combining(events: 20_001, senders: senders) > 0)
+        #expect(await ThroughputScenario.combining(events: 20_001, senders: senders, pause: pause) > 0)
     }
 
     /// The throughput limit's consumer-thread queue reduces every event exactly once, the
