@@ -84,8 +84,8 @@ extension DurableBenchmarkStore {
 /// its own through GRDB's synchronous API, which runs it on the calling thread. `append` is
 /// asynchronous: each call hands its transaction to GRDB's writer queue and is resumed from it,
 /// two hand-offs between threads per transaction, whose cost swings with where the scheduler puts
-/// the threads, and loops that hand off more often still came in under it; written in place, the
-/// transaction pays no hand-off. With 1,024 events a transaction the hand-offs are spread thin and
+/// the threads, so that a loop, which hands off more often, can still come in under it; written in
+/// place, the transaction pays no hand-off. With 1,024 events a transaction the hand-offs are spread thin and
 /// the journal's `append` is the faster of the two.
 struct SQLiteBenchmarkStore: DurableBenchmarkStore {
     let name = "SQLite"

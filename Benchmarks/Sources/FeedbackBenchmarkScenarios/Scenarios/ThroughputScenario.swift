@@ -214,9 +214,8 @@ class LockedQueueReducer<Queue>: @unchecked Sendable {
 /// A drainer that reduces faster than the senders append otherwise takes the lock for every event
 /// or two: the lock's cache line then moves between the cores on every append, and the senders pay
 /// that move each time. Paced, the batches grow and a sender appends to a line its core already
-/// holds. `callback` gets the same spacing from the work its drain does between two batches
-/// (publishing the state, counting, taking the batch in place), which is how it beat this queue
-/// unpaced.
+/// holds. `callback`'s drain does more between two batches (it publishes the state and its counts),
+/// which spaces its lock takes the same way.
 final class CombiningReducer: LockedQueueReducer<CombiningQueue>, @unchecked Sendable {
     // @unchecked: `owner.state` is touched only by the thread that set `queue.draining` under the
     // lock, until it clears it under the lock.
