@@ -147,11 +147,11 @@ struct SQLiteBenchmarkStore: DurableBenchmarkStore {
     func transactionsOnAThread(events: Int, perTransaction: Int) async throws -> Double {
         let path = newPath()
         // The journal makes the file (its tables, WAL) and is closed; the pool opens it with the
-        // journal's pragma.
+        // journal's pragma, set once the pool is open: setting up WAL mode, GRDB sets NORMAL on its
+        // writer after any `prepareDatabase`.
         _ = try SQLiteJournal(path: path)
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        let pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try DatabasePool(path: path)
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let timed = await onDedicatedThread { () -> Result<UInt64, any Error> in
             Result { try Self.write(pool, events: events, perTransaction: perTransaction) }
         }
