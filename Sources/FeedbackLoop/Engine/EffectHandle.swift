@@ -84,28 +84,19 @@ struct RunningEffect: Sendable {
 enum EffectStopper: Sendable {
     case task(Task<Void, Never>)
     case cancellation(Cancellation)
-    /// An effect its backend runs in a way of its own (the `stream` backend's children of its
-    /// host's task group, see ``ChildEffect``): the core only asks it to stop. Indirect, so that
-    /// the two-word existential does not widen every stopper: held inline, it made each
-    /// registry entry a word larger and its copies dearer on every backend (W3 with a
-    /// `.callback` effect on `callback`, in `scripts/callgrind.sh`).
-    indirect case backend(any EffectCanceller)
+    /// A child of the `stream` backend's host task group (see ``ChildEffect``), cancelled alone
+    /// through its ``ChildCancellation``. A class of its own rather than a protocol's
+    /// existential: two words wide, the existential made every stopper wider (a word more in
+    /// every registry entry, its copies dearer on every backend), and boxed to avoid that it cost
+    /// an allocation per effect (W3 with a `.run` effect on `stream`, in `scripts/callgrind.sh`).
+    case child(ChildCancellation)
 
     @inlinable
     func stop() {
         switch self {
         case .task(let task): task.cancel()
         case .cancellation(let cancellation): cancellation.cancel()
-        case .backend(let canceller): canceller.cancel()
+        case .child(let cancellation): cancellation.cancel()
         }
     }
-}
-
-/// What a backend that runs `.run` effects its own way, rather than in a `Task` of their own,
-/// gives the loop to stop one (``LoopDriver/startTask(_:handle:priority:body:sink:marker:)``).
-@usableFromInline
-protocol EffectCanceller: AnyObject, Sendable {
-    /// Stops the effect's work; later calls do nothing. Called outside the loop's lock: it may
-    /// run user code (the cancellation handlers of the effect's task).
-    func cancel()
 }

@@ -39,7 +39,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// Inline rather than a `Lock` object, which every idle loop would keep as one more allocation.
     @usableFromInline let hosting: InlineLock<Hosting>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
-    @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<Event>] = []
+    @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<State, Event>] = []
     /// Effects in the host's group that have not ended.
     @usableFromInline let running = Atomic<Int>(0)
 
@@ -115,12 +115,11 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         _ engine: LoopEngine<State, Event>, handle: EffectHandle, priority: UInt8?,
         body: @escaping @Sendable (Sink<Event>) async throws -> Void, sink: Sink<Event>, marker: EffectMarker
     ) -> EffectStopper {
-        let cancellation = ChildCancellation()
-        children.append(
-            ChildEffect(
-                handle: handle, priority: priority.map(TaskPriority.init(rawValue:)), body: body, sink: sink,
-                marker: marker, cancellation: cancellation))
-        return .backend(cancellation)
+        let child = ChildEffect(
+            driver: self, engine: engine, handle: handle, priority: priority.map(TaskPriority.init(rawValue:)),
+            body: body, sink: sink, marker: marker)
+        children.append(child)
+        return .child(child)
     }
 
     /// Always inlined: called out of line, it takes the signal by address and copies it into
@@ -210,11 +209,11 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     func hostWithChildren(_ engine: LoopEngine<State, Event>, from end: DrainEnd, cancellable: Bool) async -> DrainEnd? {
         var end: DrainEnd? = end
         await withDiscardingTaskGroup { group in
-            addChildren(to: &group, engine)
+            addChildren(to: &group)
             if case .held(let releaseWhenEmpty)? = end {
                 await Task.yield()
                 end = await engine.drainTurns(owner, first: nil, releaseWhenEmpty: releaseWhenEmpty) {
-                    addChildren(to: &group, engine)
+                    addChildren(to: &group)
                     return true
                 }
             }
@@ -226,7 +225,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                     break
                 }
                 end = await obey(signal, engine) {
-                    addChildren(to: &group, engine)
+                    addChildren(to: &group)
                     return true
                 }
             }
@@ -297,13 +296,14 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     @inlinable
-    func addChildren(to group: inout DiscardingTaskGroup, _ engine: LoopEngine<State, Event>) {
+    func addChildren(to group: inout DiscardingTaskGroup) {
         guard !children.isEmpty else { return }
         running.add(children.count, ordering: .relaxed)
         for child in children {
+            // The child carries everything its task needs: the closure captures one reference.
             group.addTask(priority: child.priority) {
-                await child.run(in: engine)
-                self.childEnded()
+                await child.run()
+                child.driver.childEnded()
             }
         }
         children.removeAll(keepingCapacity: true)
@@ -365,7 +365,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
         // No group outlives the host: effects started now (there are none once stop has begun,
         // which is how the host ends early) run in tasks of their own.
         for child in children {
-            Task(priority: child.priority) { await child.run(in: engine) }
+            Task(priority: child.priority) { await child.run() }
         }
         children.removeAll()
     }
