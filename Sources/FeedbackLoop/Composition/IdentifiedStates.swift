@@ -48,7 +48,7 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     // nonisolated(unsafe): a directory and its chunks are written only through references their
     // writer holds alone (`isKnownUniquelyReferenced`, see `withUniqueSlots`); once shared
     // between copies, which may be on other threads, neither ever changes again.
-    @usableFromInline nonisolated(unsafe) var directory = Directory.make(capacity: 0)
+    @usableFromInline nonisolated(unsafe) var directory = Directory(capacity: 0)
     /// Live ids and their slots.
     @usableFromInline var index: [ID: Int] = [:]
     /// Slots in use, removed ones included.
@@ -167,7 +167,7 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
 
     /// Removes every child.
     public mutating func removeAll() {
-        directory = Directory.make(capacity: 0)
+        directory = Directory(capacity: 0)
         index = [:]
         slotCount = 0
         previousRevision = revision
@@ -179,26 +179,26 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
 
     /// The number of chunks.
     @inlinable
-    var chunkCount: Int { directory.header.count }
+    var chunkCount: Int { directory.count }
 
     /// The revision of the last write into `chunk`.
     @inlinable
     func chunkRevision(_ chunk: Int) -> UInt64 {
-        directory.withUnsafeMutablePointerToElements { $0[chunk].header.revision }
+        // Through the pointer: `header` is a class's stored property, checked for exclusive
+        // access at run time on every read.
+        directory.chunks[chunk].withUnsafeMutablePointerToHeader { $0.pointee.revision }
     }
 
     /// The number of slots in `chunk`, removed ones included.
     @inlinable
     func chunkSlotCount(_ chunk: Int) -> Int {
-        directory.withUnsafeMutablePointerToElements { $0[chunk].header.count }
+        directory.chunks[chunk].withUnsafeMutablePointerToHeader { $0.pointee.count }
     }
 
     /// The slot at `slot`, counted from the first chunk's first.
     @inlinable
     func slot(_ slot: Int) -> Slot {
-        directory.withUnsafeMutablePointerToElements { chunks in
-            chunks[slot >> Self.chunkShift].withUnsafeMutablePointerToElements { $0[slot & (Self.chunkSize - 1)] }
-        }
+        directory.chunks[slot >> Self.chunkShift].withUnsafeMutablePointerToElements { $0[slot & (Self.chunkSize - 1)] }
     }
 
     /// Calls `body` with the header and slots of `chunk`, copying first the directory and the
@@ -207,21 +207,22 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     mutating func withUniqueSlots<Result>(
         chunk: Int, _ body: (UnsafeMutablePointer<ChunkHeader>, UnsafeMutablePointer<Slot>) throws -> Result
     ) rethrows -> Result {
-        try uniqueDirectory().withUnsafeMutablePointerToElements { chunks in
-            if !isKnownUniquelyReferenced(&chunks[chunk]) {
-                chunks[chunk] = chunks[chunk].copy(capacity: Self.chunkSize)
-            }
-            return try chunks[chunk].withUnsafeMutablePointers(body)
+        makeDirectoryUnique()
+        let chunks = directory.chunks
+        if !isKnownUniquelyReferenced(&chunks[chunk]) {
+            chunks[chunk] = chunks[chunk].copy(capacity: Self.chunkSize)
         }
+        return try chunks[chunk].withUnsafeMutablePointers(body)
     }
 
-    /// The directory, copied first if another copy of the collection shares it.
+    /// Copies the directory if another copy of the collection shares it (see
+    /// ``DirectoryStorage``).
     @inlinable
-    mutating func uniqueDirectory() -> Directory {
+    @inline(__always)
+    mutating func makeDirectoryUnique() {
         if !isKnownUniquelyReferenced(&directory) {
-            directory = directory.copy(capacity: directory.header.capacity, moving: false)
+            directory = directory.copyForWrite()
         }
-        return directory
     }
 
     @inlinable
@@ -237,14 +238,12 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         let chunk = slot >> Self.chunkShift
         let next = lineage.next()
         if chunk == chunkCount {
-            let directory = uniqueDirectory()
-            if directory.header.count == directory.header.capacity {
-                self.directory = directory.copy(capacity: Swift.max(2 * directory.header.capacity, 1), moving: true)
+            makeDirectoryUnique()
+            if directory.count == directory.capacity {
+                directory = directory.moved(capacity: Swift.max(2 * directory.capacity, 1))
             }
-            self.directory.withUnsafeMutablePointers { header, chunks in
-                (chunks + header.pointee.count).initialize(to: Chunk.make(capacity: Self.chunkSize, revision: next))
-                header.pointee.count += 1
-            }
+            (directory.chunks + chunk).initialize(to: Chunk.make(capacity: Self.chunkSize, revision: next))
+            directory.count += 1
         }
         withUniqueSlots(chunk: chunk) { header, slots in
             (slots + header.pointee.count).initialize(to: Slot(id: id, value: value, revision: next))
@@ -275,7 +274,7 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     @usableFromInline
     mutating func compact() {
         let live = Array(self)
-        directory = Directory.make(capacity: 0)
+        directory = Directory(capacity: 0)
         index = [:]
         slotCount = 0
         for (id, value) in live { append(value, id: id) }
@@ -335,56 +334,112 @@ final class ChunkStorage<Slot>: ManagedBuffer<ChunkHeader, Slot> {
     }
 }
 
-/// A directory's chunk count and room.
+/// The chunks of an ``IdentifiedStates``, in order, a reference each.
+///
+/// A write into a collection whose directory another copy shares (the loop's published state)
+/// needs a directory of its own. Retaining every chunk into a new one, and releasing them all
+/// when the published copy is replaced, was two thirds of an event into 1,000 keyed children on
+/// `callback`, which publishes after every event (the `keyed-children` workload). So a
+/// directory made as a copy remembers the one it was copied from (``previous``), and the next
+/// copy made of it takes that one back if nothing else holds it any more — the loop released
+/// it with the state published before — and brings it up to date by replacing the chunks that
+/// differ, usually one. Two directories then take turns, and an event retains and releases a
+/// handful of references instead of two per chunk.
+///
+/// What this costs: the directory a copy was made from lives on, with the chunks only it still
+/// holds (the values that the writes since replaced or removed), until the next copy is made
+/// or the collection ends. In a loop, the values a batch of events replaced go at the next
+/// batch's first write to the collection instead of when the state published before the batch
+/// is replaced.
 @usableFromInline
-struct DirectoryHeader {
-    @usableFromInline var count: Int
-    @usableFromInline var capacity: Int
+final class DirectoryStorage<Chunk: AnyObject> {
+    @usableFromInline let chunks: UnsafeMutablePointer<Chunk>
+    @usableFromInline let capacity: Int
+    // Unchecked: a directory changes only through a reference its writer holds alone (see
+    // `IdentifiedStates.makeDirectoryUnique`), except `previous`, which is atomic.
+    @exclusivity(unchecked) @usableFromInline var count = 0
+    /// The directory this one was copied from, retained by hand, or `nil`: what the next copy
+    /// made of this one may reuse. Atomic, because copies of the collection that share this
+    /// directory may be written on other threads at once; one of them takes it.
+    @usableFromInline let previous = Atomic<UnsafeMutableRawPointer?>(nil)
 
     @inlinable
-    init(count: Int, capacity: Int) {
-        self.count = count
+    init(capacity: Int) {
         self.capacity = capacity
-    }
-}
-
-/// The chunks of an ``IdentifiedStates``, in order: a reference each, retained by the copy a
-/// write makes of a shared directory. A buffer of our own for the reasons ``ChunkStorage`` is.
-@usableFromInline
-final class DirectoryStorage<Chunk: AnyObject>: ManagedBuffer<DirectoryHeader, Chunk> {
-    @inlinable
-    static func make(capacity: Int) -> DirectoryStorage {
-        unsafeDowncast(
-            create(minimumCapacity: capacity) { _ in DirectoryHeader(count: 0, capacity: capacity) },
-            to: DirectoryStorage.self)
+        self.chunks = .allocate(capacity: capacity)
     }
 
-    /// A directory of its own with room for `capacity` chunks, holding this one's chunks: moved
-    /// out of this one if `moving` (which is then empty), retained otherwise.
+    /// A directory of its own with room for `capacity` chunks, holding this one's chunks, which
+    /// are moved out of this one (left empty).
     @inlinable
-    func copy(capacity: Int, moving: Bool) -> DirectoryStorage {
-        withUnsafeMutablePointers { header, chunks in
-            let count = header.pointee.count
-            let copy = DirectoryStorage.make(capacity: Swift.max(capacity, count))
-            copy.withUnsafeMutablePointers { copyHeader, copyChunks in
-                if moving {
-                    copyChunks.moveInitialize(from: chunks, count: count)
-                    header.pointee.count = 0
-                } else {
-                    for chunk in 0..<count {
-                        (copyChunks + chunk).initialize(to: chunks[chunk])
-                    }
-                }
-                copyHeader.pointee.count = count
+    func moved(capacity: Int) -> DirectoryStorage {
+        let moved = DirectoryStorage(capacity: Swift.max(capacity, count))
+        moved.chunks.moveInitialize(from: chunks, count: count)
+        moved.count = count
+        count = 0
+        return moved
+    }
+
+    /// A directory with this one's chunks for a writer whose copy of the collection shares this
+    /// one: the directory this one was copied from if nobody else holds it, brought up to date,
+    /// or else a new one. Either remembers this one, for the copy after.
+    @inlinable
+    @inline(never)  // Once per batch at most; inlined, it made every write's path longer.
+    func copyForWrite() -> DirectoryStorage {
+        let copy: DirectoryStorage
+        if var reused = takePrevious(), isKnownUniquelyReferenced(&reused), reused.capacity >= count {
+            reused.update(to: self)
+            copy = reused
+        } else {
+            copy = DirectoryStorage(capacity: capacity)
+            for chunk in 0..<count {
+                (copy.chunks + chunk).initialize(to: chunks[chunk])
             }
-            return copy
+            copy.count = count
+        }
+        copy.remember(self)
+        return copy
+    }
+
+    /// Makes this directory (which its caller holds alone) hold `other`'s chunks, replacing
+    /// only those that differ.
+    @inlinable
+    func update(to other: DirectoryStorage) {
+        let kept = Swift.min(count, other.count)
+        for chunk in 0..<kept where chunks[chunk] !== other.chunks[chunk] {
+            chunks[chunk] = other.chunks[chunk]
+        }
+        if count > kept {
+            (chunks + kept).deinitialize(count: count - kept)
+        }
+        for chunk in kept..<other.count {
+            (chunks + chunk).initialize(to: other.chunks[chunk])
+        }
+        count = other.count
+    }
+
+    /// The directory this one was copied from, now the caller's, if it is still remembered.
+    @inlinable
+    func takePrevious() -> DirectoryStorage? {
+        guard let taken = previous.exchange(nil, ordering: .acquiring) else { return nil }
+        return Unmanaged<DirectoryStorage>.fromOpaque(taken).takeRetainedValue()
+    }
+
+    /// Remembers `directory` as the one this one was copied from, in place of any other.
+    @inlinable
+    func remember(_ directory: DirectoryStorage) {
+        let retained = Unmanaged.passRetained(directory).toOpaque()
+        if let replaced = previous.exchange(retained, ordering: .acquiringAndReleasing) {
+            Unmanaged<DirectoryStorage>.fromOpaque(replaced).release()
         }
     }
 
     deinit {
-        withUnsafeMutablePointers { header, chunks in
-            _ = chunks.deinitialize(count: header.pointee.count)
+        if let remembered = previous.load(ordering: .acquiring) {
+            Unmanaged<DirectoryStorage>.fromOpaque(remembered).release()
         }
+        chunks.deinitialize(count: count)
+        chunks.deallocate()
     }
 }
 

@@ -70,4 +70,35 @@ struct IdentifiedStatesTests {
         #expect(grown[id: 299] == [299] && grown[id: 99] == nil)
         #expect(states.ids == [7])
     }
+
+    /// A loop's pattern: the state is written, then published (a copy), and the copy published
+    /// before goes, unless a reader still holds it. A write reuses the directory of a copy that
+    /// went; one a reader holds must stay as the reader got it.
+    @Test func copiesPublishedInTurnStayAsTheyWereWhileHeld() {
+        var states = IdentifiedStates<Int, [Int]>()
+        var model: [(id: Int, value: [Int])] = []
+        for id in 0..<100 {
+            states[id: id] = [id]
+            model.append((id, [id]))
+        }
+        var published = states
+        var held: [(copy: IdentifiedStates<Int, [Int]>, values: [[Int]])] = []
+        for event in 0..<200 {
+            let id = (event * 7) % 100
+            states.modify(id: id) { $0.append(event) }
+            model[id].value.append(event)
+            if event % 3 == 0 {
+                states[id: 100 + event] = [event]   // new chunks: the directory grows
+                model.append((100 + event, [event]))
+            }
+            if event % 10 == 0 { held.append((published, published.values)) }
+            published = states
+        }
+        for (copy, values) in held {
+            #expect(copy.values == values, "a write reached a copy a reader held")
+        }
+        #expect(published.ids == model.map(\.id))
+        #expect(published.values == model.map(\.value))
+    }
 }
+
