@@ -19,8 +19,12 @@ import Synchronization
 /// changed since the last state they saw without looking at the others, and run those
 /// children's feedbacks only. Storage is split into chunks of 32 children, so that changing one
 /// child of a collection whose previous value is still shared (the loop keeps the last published
-/// state) copies one chunk and the directory of chunks (a reference per chunk), not the whole
-/// collection.
+/// state) copies one chunk, not the whole collection; the directory of chunks that the write
+/// needs of its own is, in a loop, the one the state published before held, brought up to date.
+///
+/// So a value that a write replaced or removed may outlive every copy that held it: until the
+/// collection that was written is copied again, or ends. In a loop, that is until the next
+/// batch of events writes to the collection, where it used to be the next publish.
 ///
 /// Equality compares ids, order and values, never revisions.
 public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendable {

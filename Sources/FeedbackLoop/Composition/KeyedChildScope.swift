@@ -41,8 +41,9 @@
 /// shows every child one step.
 ///
 /// What remains of an event's cost with many children is the state's copy: the loop keeps the
-/// last published state, so the first write of each batch copies the chunk it touches and the
-/// chunk directory. `feedback-bench --scenario composition` measures both (see its rows).
+/// last published state, so the first write of each batch copies the chunk it touches and
+/// brings a directory of chunks up to date (``IdentifiedStates`` reuses the one the state
+/// published before held). `feedback-bench --scenario composition` measures both (see its rows).
 ///
 /// ## Removal
 /// When a child's id leaves the collection, every effect that child started is cancelled in that
