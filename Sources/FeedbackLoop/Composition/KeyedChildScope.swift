@@ -41,8 +41,9 @@
 /// shows every child one step.
 ///
 /// What remains of an event's cost with many children is the state's copy: the loop keeps the
-/// last published state, so the first write of each batch copies the chunk it touches and the
-/// chunk directory. `feedback-bench --scenario composition` measures both (see its rows).
+/// last published state, so the first write of each batch copies the chunk it touches and
+/// brings a directory of chunks up to date (``IdentifiedStates`` reuses the one the state
+/// published before held). `feedback-bench --scenario composition` measures both (see its rows).
 ///
 /// ## Removal
 /// When a child's id leaves the collection, every effect that child started is cancelled in that
@@ -231,24 +232,24 @@ final class KeyedChildren<
                 if let id = seen[slot].id, !states.pointee.contains(id: id) { end(id) }
             }
             seen.truncate(to: states.pointee.slotCount)
-            seenChunks.truncate(to: states.pointee.chunks.count)
+            seenChunks.truncate(to: states.pointee.chunkCount)
         }
         if states.pointee.previousRevision == revision, states.pointee.lastWrittenSlot >= 0 {
             // One write since the state seen last: only its slot can differ.
             let slot = states.pointee.lastWrittenSlot
             let chunk = slot >> States.chunkShift
             while seenChunks.count <= chunk { seenChunks.append(0) }
-            seenChunks[chunk] = states.pointee.chunks[chunk].revision
-            visit(slot, states.pointee.chunks[chunk].slots[slot & (States.chunkSize - 1)], in: states, addressed, &delivered)
+            seenChunks[chunk] = states.pointee.chunkRevision(chunk)
+            visit(slot, states.pointee.slot(slot), in: states, addressed, &delivered)
         } else {
-            for chunk in states.pointee.chunks.indices {
+            for chunk in 0..<states.pointee.chunkCount {
                 if chunk == seenChunks.count { seenChunks.append(0) }
-                guard states.pointee.chunks[chunk].revision != seenChunks[chunk] else { continue }
-                seenChunks[chunk] = states.pointee.chunks[chunk].revision
+                let chunkRevision = states.pointee.chunkRevision(chunk)
+                guard chunkRevision != seenChunks[chunk] else { continue }
+                seenChunks[chunk] = chunkRevision
                 let base = chunk << States.chunkShift
-                let slots = states.pointee.chunks[chunk].slots
-                for offset in slots.indices {
-                    visit(base + offset, slots[offset], in: states, addressed, &delivered)
+                for slot in base..<(base + states.pointee.chunkSlotCount(chunk)) {
+                    visit(slot, states.pointee.slot(slot), in: states, addressed, &delivered)
                 }
             }
         }
@@ -301,13 +302,12 @@ final class KeyedChildren<
         lineage = states.lineage
         revision = states.revision
         seenChunks.truncate(to: 0)
-        for chunk in states.chunks { seenChunks.append(chunk.revision) }
+        for chunk in 0..<states.chunkCount { seenChunks.append(states.chunkRevision(chunk)) }
         seen.truncate(to: 0)
         seen.reserveCapacity(states.slotCount)
-        for chunk in states.chunks {
-            for entry in chunk.slots {
-                seen.append(SeenSlot(revision: entry.revision, id: entry.id))
-            }
+        for slot in 0..<states.slotCount {
+            let entry = states.slot(slot)
+            seen.append(SeenSlot(revision: entry.revision, id: entry.id))
         }
         // Each slot's child is noted when the slot is next shown: `live` finds them until then.
         var delivered = false

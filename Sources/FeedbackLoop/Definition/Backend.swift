@@ -22,6 +22,11 @@ public enum Backend: String, CaseIterable, Sendable, Hashable, Codable, CustomSt
     /// A lock-protected event queue drained by whichever thread holds the drain role.
     case callback
     /// An actor that owns the state and drains the event queue in batches on its own executor.
+    ///
+    /// On the actor's default executor the feedbacks first see the initial state on the thread
+    /// that calls `Loop.init`, before it returns (no other code can reach the loop yet); every
+    /// event is reduced on the actor. With ``LoopConfiguration/executor`` set, that first look
+    /// also runs on the given executor.
     case actor
     /// One task that owns the state, fed by an `AsyncStream`, with every `.run` effect a child
     /// task of it.

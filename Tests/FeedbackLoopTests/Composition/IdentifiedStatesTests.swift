@@ -45,4 +45,60 @@ struct IdentifiedStatesTests {
         #expect(IdentifiedStates<Int, Int>([(1, 0), (1, 1)]) == [1: 1], "a repeated id replaces the earlier value")
         #expect(built.description == "[1: 1, 2: 2]")
     }
+
+    /// Copies share their chunks until one of them writes: every kind of write, on either side
+    /// of a chunk's edge and past the directory's capacity, leaves the other copies as they were.
+    @Test func aWriteNeverReachesAnotherCopy() {
+        var states = IdentifiedStates<Int, [Int]>()
+        for id in 0..<100 { states[id: id] = [id] }
+        let before = states
+        let snapshot = Array(before)
+
+        states.modify(id: 31) { $0.append(-1) }     // the last slot of the first chunk
+        states[id: 32]?.append(-2)                  // the first of the second
+        states[id: 99] = nil
+        for id in 100..<300 { states[id: id] = [id] }  // new chunks, the directory grows
+        let grown = states
+        states[id: 5] = [0]
+        for id in 0..<250 where id % 2 == 0 { states[id: id] = nil }  // enough holes to compact
+        states.removeAll()
+        states[id: 7] = [7]
+
+        #expect(before.map(\.id) == snapshot.map(\.id))
+        #expect(before.map(\.value) == snapshot.map(\.value), "writes reached a copy made before them")
+        #expect(grown.count == 299 && grown[id: 5] == [5] && grown[id: 31] == [31, -1] && grown[id: 32] == [32, -2])
+        #expect(grown[id: 299] == [299] && grown[id: 99] == nil)
+        #expect(states.ids == [7])
+    }
+
+    /// A loop's pattern: the state is written, then published (a copy), and the copy published
+    /// before goes, unless a reader still holds it. A write reuses the directory of a copy that
+    /// went; one a reader holds must stay as the reader got it.
+    @Test func copiesPublishedInTurnStayAsTheyWereWhileHeld() {
+        var states = IdentifiedStates<Int, [Int]>()
+        var model: [(id: Int, value: [Int])] = []
+        for id in 0..<100 {
+            states[id: id] = [id]
+            model.append((id, [id]))
+        }
+        var published = states
+        var held: [(copy: IdentifiedStates<Int, [Int]>, values: [[Int]])] = []
+        for event in 0..<200 {
+            let id = (event * 7) % 100
+            states.modify(id: id) { $0.append(event) }
+            model[id].value.append(event)
+            if event % 3 == 0 {
+                states[id: 100 + event] = [event]   // new chunks: the directory grows
+                model.append((100 + event, [event]))
+            }
+            if event % 10 == 0 { held.append((published, published.values)) }
+            published = states
+        }
+        for (copy, values) in held {
+            #expect(copy.values == values, "a write reached a copy a reader held")
+        }
+        #expect(published.ids == model.map(\.id))
+        #expect(published.values == model.map(\.value))
+    }
 }
+

@@ -27,10 +27,19 @@ enum ActorDriver<State: Sendable, Event: Sendable>: LoopDriver {
         }
     }
 
+    /// The initial state (`.start`, queued by `Loop.init`) reaches a loop on its own executor
+    /// on the caller's thread, with no task: a task per loop made creating one cost more than
+    /// its whole life otherwise, and its memory stayed resident after it ended (the `loops`
+    /// scenario measures both). A loop on the user's executor gets it there, in a task.
     @inlinable
     func drain(_ engine: LoopEngine<State, Event>, startingWith item: QueueItem<State, Event>) {
         switch self {
-        case .own(let actor): Task { await actor.wake(engine, first: item) }
+        case .own(let actor):
+            if case .start = item {
+                actor.startHere(engine)
+            } else {
+                Task { await actor.wake(engine, first: item) }
+            }
         case .executor(let actor): Task { await actor.wake(engine, first: item) }
         }
     }

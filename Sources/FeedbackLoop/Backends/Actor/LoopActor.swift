@@ -50,6 +50,12 @@ extension OwnerActor {
     func tearDown(_ engine: LoopEngine<State, Event>) {
         engine.tearDown(owner)
     }
+
+    /// The rest of a turn whose first pass ran outside a task and kept the role.
+    @inlinable
+    func goOn(_ engine: LoopEngine<State, Event>, after end: DrainEnd) async {
+        _ = await engine.continueTurns(owner, after: end) { true }
+    }
 }
 
 /// The `actor` backend's actor on its own default executor.
@@ -60,6 +66,27 @@ final actor LoopActor<State: Sendable, Event: Sendable>: OwnerActor {
     @inlinable
     init(owner: sending StateOwner<State, Event>) {
         self.owner = owner
+    }
+
+    /// The loop's first pass, from `Loop.init`, on its caller's thread: the feedbacks see the
+    /// initial state there, and whatever they queued meanwhile waits for a task on the actor, as
+    /// after any pause. Only `Loop.init`'s caller knows the loop yet and it holds the drain role,
+    /// so nothing else runs on this actor meanwhile (everything else that would enqueues and
+    /// finds the role taken); the owner, which the role guards, is touched by nobody else.
+    @inlinable
+    nonisolated func startHere(_ engine: LoopEngine<State, Event>) {
+        // Called as the plain function it is: no other job can be on this actor (above).
+        typealias Isolated = (isolated LoopActor, LoopEngine<State, Event>) -> Void
+        typealias Plain = (LoopActor, LoopEngine<State, Event>) -> Void
+        let start: Isolated = { actor, engine in actor.start(engine) }
+        unsafeBitCast(start, to: Plain.self)(self, engine)
+    }
+
+    @inlinable
+    func start(_ engine: LoopEngine<State, Event>) {
+        let end = engine.drainPass(owner, first: .start, releaseWhenEmpty: true, budget: 0)
+        guard end.holdsRole else { return }
+        Task { await self.goOn(engine, after: end) }
     }
 }
 
@@ -130,8 +157,4 @@ extension ExecutorLoopActor {
         Task { await self.goOn(engine, after: end) }
     }
 
-    @inlinable
-    func goOn(_ engine: LoopEngine<State, Event>, after end: DrainEnd) async {
-        _ = await engine.continueTurns(owner, after: end) { true }
-    }
 }
