@@ -14,21 +14,29 @@ enum Server {
     static let skipReason: Comment =
         "FEEDBACKLOOP_POSTGRES_URL is not set: run `.ci/postgres.sh swift test --enable-all-traits --filter FeedbackLoopPostgresTests` (it starts a server)"
 
-    /// One running client for the whole test process.
-    static let client: PostgresClient = {
+    /// One running client for the whole test process, for the tests' own queries.
+    static let client = running()
+
+    /// The client of the journals that ``journal(leaseDuration:statementTimeout:retention:)``
+    /// makes: a journal sets `statement_timeout` on the sessions it uses, and a test's own query
+    /// (a `pg_sleep` that waits for a lease to end, say) must not run under a bound as short as
+    /// some tests give their journals.
+    static let journals = running()
+
+    static func running() -> PostgresClient {
         guard let url, let configuration = try? PostgresJournal.configuration(url: url) else {
             fatalError("FEEDBACKLOOP_POSTGRES_URL is not a usable postgres:// URL: \(url ?? "unset")")
         }
         let client = PostgresClient(configuration: configuration)
         Task.detached { await client.run() }
         return client
-    }()
+    }
 
     static func journal(
         leaseDuration: Duration = .seconds(10), statementTimeout: Duration? = nil, retention: JournalRetention? = nil
     ) -> PostgresJournal {
         PostgresJournal(
-            client: client, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration,
+            client: journals, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration,
             statementTimeout: statementTimeout, retention: retention)
     }
 
