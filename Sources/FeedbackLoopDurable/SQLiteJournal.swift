@@ -345,6 +345,27 @@ public final class SQLiteJournal: BrowsableJournal {
         }
     }
 
+    /// The feature recorded in the loop's row (see ``acquire(loop:feature:)``); `nil` when the
+    /// row records none, or the file was written before features were recorded and, damaged,
+    /// was opened only for reading (so without the column).
+    public func feature(loop: String) async throws -> String? {
+        try Self.refuseCutShort(loop)
+        return try await Self.naming(loop, "reading its feature") {
+            try await database.read { db in
+                guard try db.columns(in: "feedbackloop_loops").contains(where: { $0.name == "feature" }),
+                    let row = try Row.fetchOne(db, sql: "SELECT feature FROM feedbackloop_loops WHERE loop = ?", arguments: [loop])
+                else { return nil }
+                let stored: DatabaseValue = row["feature"]
+                switch stored.storage {
+                case .null: return nil
+                case .string(let feature): return feature
+                default:
+                    throw JournalError.malformedValue(loop: loop, sequence: nil, column: "feedbackloop_loops.feature", found: Self.describe(stored))
+                }
+            }
+        }
+    }
+
     /// Refuses a loop id (or a feature name) with a NUL character: GRDB hands SQLite every
     /// string as a C string, which ends at the first NUL, so `"job\0a"` and `"job\0b"` would
     /// both be the loop `"job"` — two loops sharing one history, each recovering the other's

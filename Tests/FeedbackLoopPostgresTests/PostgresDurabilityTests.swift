@@ -126,6 +126,11 @@ struct PostgresDurabilityTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func replayCheckOfAnotherFeaturesLoop(backend: Backend) async throws {
+        try await DurabilityChecks.replayCheckOfAnotherFeaturesLoop(Server.environment(backend))
+    }
+
+    @Test(arguments: Backend.allCases)
     func newerSchemaVersion(backend: Backend) async throws {
         try await DurabilityChecks.newerSchemaVersion(Server.environment(backend))
     }
