@@ -69,10 +69,12 @@ public final class SQLiteJournal: BrowsableJournal {
         configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds) + TimeInterval(busyTimeout.components.attoseconds) / 1e18)
         configuration.label = "FeedbackLoopDurable.SQLiteJournal"
         do {
-            let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
-            var writable = configuration
-            writable.prepareDatabase { db in try db.execute(sql: pragma) }
-            let pool = try DatabasePool(path: path, configuration: writable)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            // After the pool is open: setting up WAL mode, it sets NORMAL on its one writer,
+            // after any `prepareDatabase` of the connection's.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")")
+            }
             try pool.write(Self.createTables)
             database = pool
             damage = nil
