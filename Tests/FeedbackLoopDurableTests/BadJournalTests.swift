@@ -116,7 +116,7 @@ struct BadJournalTests {
         var readOnly = Configuration()
         readOnly.readonly = true
         let reader = try DatabaseQueue(path: path, configuration: readOnly)
-        let row = try await reader.read { db in try Row.fetchOne(db, sql: "SELECT epoch, head FROM feedbackloop_loops WHERE loop = 'ledger'") }
+        let row = try reader.read { db in try Row.fetchOne(db, sql: "SELECT epoch, head FROM feedbackloop_loops WHERE loop = 'ledger'") }
         try reader.close()
         #expect(row?["epoch"] == 1 && row?["head"] == written, "the refused loop's row: \(String(describing: row))")
     }
