@@ -14,36 +14,51 @@ enum Server {
     static let skipReason: Comment =
         "FEEDBACKLOOP_POSTGRES_URL is not set: run `.ci/postgres.sh swift test --enable-all-traits --filter FeedbackLoopPostgresTests` (it starts a server)"
 
-    /// One running client for the whole test process, for the tests' own queries.
-    static let client = running()
-
-    /// The client of the journals that ``journal(leaseDuration:statementTimeout:retention:)``
-    /// makes: a journal sets `statement_timeout` on the sessions it uses, and a test's own query
-    /// (a `pg_sleep` that waits for a lease to end, say) must not run under a bound as short as
-    /// some tests give their journals.
-    static let journals = running()
-
-    static func running() -> PostgresClient {
+    /// One running client for the whole test process.
+    static let client: PostgresClient = {
         guard let url, let configuration = try? PostgresJournal.configuration(url: url) else {
             fatalError("FEEDBACKLOOP_POSTGRES_URL is not a usable postgres:// URL: \(url ?? "unset")")
         }
         let client = PostgresClient(configuration: configuration)
         Task.detached { await client.run() }
         return client
-    }
+    }()
 
     static func journal(
         leaseDuration: Duration = .seconds(10), statementTimeout: Duration? = nil, retention: JournalRetention? = nil
     ) -> PostgresJournal {
         PostgresJournal(
-            client: journals, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration,
+            client: client, node: "node-\(UInt64.random(in: 0...UInt64.max))", leaseDuration: leaseDuration,
             statementTimeout: statementTimeout, retention: retention)
     }
 
     /// Runs `query` on the shared client and reads its answer to the end, so that it has run
     /// when this returns.
+    ///
+    /// With no `statement_timeout`: the journals arm the sessions of the client's connections
+    /// with theirs, some as short as 300 ms, and a test's own query (a `pg_sleep` that waits for a
+    /// lease to end) must not be cancelled by another test's bound. The session's bound is put
+    /// back afterwards, as the journal that armed it expects (not in a transaction: `CREATE
+    /// DATABASE` cannot run in one).
     static func execute(_ query: PostgresQuery) async throws {
-        for try await _ in try await client.query(query) {}
+        try await client.withConnection { connection in
+            let logger = Logger(label: "test")
+            var armed = "0"
+            for try await setting in try await connection.query("SELECT current_setting('statement_timeout')", logger: logger)
+                .decode(String.self)
+            {
+                armed = setting
+            }
+            try await connection.execute("SET statement_timeout = 0", logger: logger)
+            let outcome: Result<Void, any Error>
+            do {
+                outcome = .success(try await connection.execute(query, logger: logger))
+            } catch {
+                outcome = .failure(error)
+            }
+            try await connection.execute("SELECT set_config('statement_timeout', \(armed), false)", logger: logger)
+            try outcome.get()
+        }
     }
 
     /// Runs `body` on a connection of its own, outside the client's pool (for a test that holds a
