@@ -67,8 +67,12 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
 
     /// A check of journals written by a feature with these types, replayed through `reduce`.
     ///
-    /// - Parameter feature: The program's `DurableConfiguration.feature`; `nil` (the default),
-    ///   as there, names the feature after `State` and `Event`.
+    /// - Parameters:
+    ///   - initial: The state a loop starts from (see ``initial``).
+    ///   - reduce: The current reducer.
+    ///   - schemaVersion: The program's `DurableConfiguration.schemaVersion`. Default: 1.
+    ///   - feature: The program's `DurableConfiguration.feature`; `nil` (the default), as there,
+    ///     names the feature after `State` and `Event`.
     public init(
         initial: State, reduce: @escaping @Sendable (inout State, Event) -> Void, schemaVersion: Int = 1, feature: String? = nil
     ) {
