@@ -25,8 +25,11 @@ public enum DurableLoopError: Error, Sendable, CustomStringConvertible {
     case featureMismatch(loop: String, journaled: String, opening: String)
     /// The store's file is damaged (truncated, or a page overwritten): the loop's events read
     /// intact up to event `sequence` (0: none), and reading on failed with `reason`. Nothing was
-    /// appended: a file that SQLite finds damaged when the journal opens it is only read, and
-    /// damage found later stops recovery before the loop appends. Restore the file from a copy.
+    /// written: a file that SQLite finds damaged when the journal opens it is only read, and
+    /// `SQLiteJournal` reads what recovery will read of the loop when it acquires it, before it
+    /// takes the epoch, so that damage found there takes none. (A store that finds damage only
+    /// during recovery has taken the epoch by then, and appends nothing.) Restore the file from a
+    /// copy.
     case damagedJournal(loop: String, sequence: UInt64, reason: String)
 
     public var description: String {

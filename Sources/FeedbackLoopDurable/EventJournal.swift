@@ -143,5 +143,18 @@ public protocol BrowsableJournal: EventJournal {
     /// Every snapshot of `loop` the store keeps, oldest first (a store that keeps only the
     /// latest returns at most one).
     func snapshots(loop: String) async throws -> [JournalRecord]
+
+    /// The name of the feature that journals `loop`, as ``EventJournal/acquire(loop:feature:)``
+    /// recorded it (see ``DurableConfiguration/feature``); `nil` for a loop no feature has
+    /// opened since the store began recording names, or one the journal does not hold.
+    ///
+    /// The default implementation returns `nil`: a store of your own that records no feature
+    /// lets the replay check decode every loop with the types it is given.
+    func feature(loop: String) async throws -> String?
+}
+
+extension BrowsableJournal {
+    /// Returns `nil`: this store records no feature.
+    public func feature(loop: String) async throws -> String? { nil }
 }
 #endif

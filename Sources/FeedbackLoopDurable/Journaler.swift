@@ -171,8 +171,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
     @usableFromInline let configuration: DurableConfiguration
     @usableFromInline let guarded: Lock<Guarded>
-    // JSONEncoder is thread-safe (swift-foundation declares it Sendable; its options are locked).
-    @usableFromInline let encoder = JSONEncoder()
+    /// Events' encoder: JSON as `JSONEncoder` writes it, for `JSONDecoder` at recovery.
+    @usableFromInline let encoder = JournalEncoder()
 
     @usableFromInline
     init(
@@ -191,7 +191,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     @inlinable
     func encode(_ event: Event) throws(DurableLoopError) -> [UInt8] {
         do {
-            return Array(try encoder.encode(event))
+            return try encoder.encode(event)
         } catch {
             throw .unencodableEvent(loop: loopID, reason: String(describing: error))
         }

@@ -69,10 +69,12 @@ public final class SQLiteJournal: BrowsableJournal {
         configuration.busyMode = .timeout(TimeInterval(busyTimeout.components.seconds) + TimeInterval(busyTimeout.components.attoseconds) / 1e18)
         configuration.label = "FeedbackLoopDurable.SQLiteJournal"
         do {
-            let pragma = "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")"
-            var writable = configuration
-            writable.prepareDatabase { db in try db.execute(sql: pragma) }
-            let pool = try DatabasePool(path: path, configuration: writable)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            // After the pool is open: setting up WAL mode, it sets NORMAL on its one writer,
+            // after any `prepareDatabase` of the connection's.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")")
+            }
             try pool.write(Self.createTables)
             database = pool
             damage = nil
@@ -119,6 +121,12 @@ public final class SQLiteJournal: BrowsableJournal {
     /// Takes the loop for `feature`, recording it in the loop's row the first time (or when the
     /// row, written before features were recorded, has none) and checking it every other time,
     /// in one transaction: a mismatch takes no epoch.
+    ///
+    /// The same transaction reads, before it takes the epoch, the pages recovery will read — the
+    /// loop's latest snapshot and its events from there on — so that a page SQLite finds damaged
+    /// only when it reaches it refuses the loop with
+    /// ``DurableLoopError/damagedJournal(loop:sequence:reason:)`` and nothing written. A recovery
+    /// therefore reads those rows twice (the second time from the operating system's cache).
     public func acquire(loop: String, feature: String) async throws -> UInt64 {
         try await take(loop, feature: feature)
     }
@@ -127,7 +135,7 @@ public final class SQLiteJournal: BrowsableJournal {
         try Self.refuseCutShort(loop)
         if let feature { try Self.refuseCutShort(feature, what: "feature name") }
         if damage != nil { throw try await damaged(loop) }
-        return try await database.write { db in
+        return try await Self.naming(loop, "acquiring it") { try await database.write { db in
             // The stored epoch is read and checked first: SQLite's `epoch + 1` would turn text
             // into 1, handing out an epoch an earlier owner may hold.
             if let row = try Row.fetchOne(db, sql: "SELECT epoch, head, feature FROM feedbackloop_loops WHERE loop = ?", arguments: [loop]) {
@@ -143,6 +151,7 @@ public final class SQLiteJournal: BrowsableJournal {
                 default:
                     throw JournalError.malformedValue(loop: loop, sequence: nil, column: "feedbackloop_loops.feature", found: Self.describe(stored))
                 }
+                try Self.readWhatRecoveryReads(db, loop: loop)
             }
             let row = try Row.fetchOne(db, sql: """
                 INSERT INTO feedbackloop_loops (loop, epoch, head, feature) VALUES (?, 1, 0, ?)
@@ -150,6 +159,31 @@ public final class SQLiteJournal: BrowsableJournal {
                 """, arguments: [loop, feature])
             guard let row else { throw JournalError.unavailable("acquiring '\(loop)' returned no epoch") }
             return UInt64(try Self.integer(row, "epoch", in: "feedbackloop_loops", loop: loop, sequence: nil, minimum: 1))
+        } }
+    }
+
+    /// Reads, in the acquiring transaction and before it writes, the pages that recovery will
+    /// read of `loop` — its latest snapshot and its events from that snapshot's on — so that
+    /// damage SQLite finds only when it reaches a page (one overwritten in the middle of the
+    /// file, say; a file cut short is found when it opens) refuses the loop with
+    /// ``DurableLoopError/damagedJournal(loop:sequence:reason:)`` having written nothing, not even
+    /// the epoch. The rows are stepped through, not copied: their values are recovery's to check.
+    static func readWhatRecoveryReads(_ db: Database, loop: String) throws {
+        var last: UInt64 = 0
+        do {
+            var after: Int64 = 0
+            let snapshot = try Row.fetchOne(
+                db, sql: "SELECT sequence, payload FROM feedbackloop_snapshots WHERE loop = ? ORDER BY sequence DESC LIMIT 1",
+                arguments: [loop])
+            if let snapshot, case .int64(let sequence) = (snapshot[0] as DatabaseValue).storage, sequence > 0 { after = sequence - 1 }
+            let events = try Row.fetchCursor(
+                db, sql: "SELECT sequence, schema_version, payload FROM feedbackloop_events WHERE loop = ? AND sequence > ? ORDER BY sequence",
+                arguments: [loop, after])
+            while let row = try events.next() {
+                if case .int64(let sequence) = (row[0] as DatabaseValue).storage, sequence > 0 { last = UInt64(sequence) }
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
+            throw DurableLoopError.damagedJournal(loop: loop, sequence: last, reason: "\(error)")
         }
     }
 
@@ -341,6 +375,27 @@ public final class SQLiteJournal: BrowsableJournal {
                 try Row.fetchAll(db, sql: """
                     SELECT sequence, schema_version, payload FROM feedbackloop_snapshots WHERE loop = ? ORDER BY sequence
                     """, arguments: [loop]).map { try Self.record($0, in: "feedbackloop_snapshots", loop: loop) }
+            }
+        }
+    }
+
+    /// The feature recorded in the loop's row (see ``acquire(loop:feature:)``); `nil` when the
+    /// row records none, or the file was written before features were recorded and, damaged,
+    /// was opened only for reading (so without the column).
+    public func feature(loop: String) async throws -> String? {
+        try Self.refuseCutShort(loop)
+        return try await Self.naming(loop, "reading its feature") {
+            try await database.read { db in
+                guard try db.columns(in: "feedbackloop_loops").contains(where: { $0.name == "feature" }),
+                    let row = try Row.fetchOne(db, sql: "SELECT feature FROM feedbackloop_loops WHERE loop = ?", arguments: [loop])
+                else { return nil }
+                let stored: DatabaseValue = row["feature"]
+                switch stored.storage {
+                case .null: return nil
+                case .string(let feature): return feature
+                default:
+                    throw JournalError.malformedValue(loop: loop, sequence: nil, column: "feedbackloop_loops.feature", found: Self.describe(stored))
+                }
             }
         }
     }

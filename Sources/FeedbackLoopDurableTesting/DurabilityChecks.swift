@@ -52,6 +52,7 @@ public enum DurabilityChecks {
         ("snapshotAheadOfEvents", snapshotAheadOfEvents),
         ("anotherFeaturesLoop", anotherFeaturesLoop),
         ("aLoopWithoutAFeatureIsAdopted", aLoopWithoutAFeatureIsAdopted),
+        ("replayCheckOfAnotherFeaturesLoop", replayCheckOfAnotherFeaturesLoop),
         ("newerSchemaVersion", newerSchemaVersion),
         ("eventAfterStop", eventAfterStop),
         ("deposedOwnerIsFenced", deposedOwnerIsFenced),
@@ -310,6 +311,38 @@ public enum DurabilityChecks {
         try require(reopened.epoch == epoch + 1, "the refused opens took epochs: \(epoch), then \(reopened.epoch)")
         try require(reopened.state == fold([.add(1), .add(2)]), "the feature's own loop recovered \(reopened.state)")
         await reopened.stop()
+    }
+
+    /// The replay check of a loop that another feature journaled reads none of its records and
+    /// fails, naming the loop and both features: `Tally`'s types would decode `Ledger`'s
+    /// `add` events and replay them as their own.
+    @Sendable
+    public static func replayCheckOfAnotherFeaturesLoop(_ environment: DurabilityEnvironment) async throws {
+        let id = loopID("checkedAsAnotherFeature")
+        let ledger = DurableConfiguration.defaultFeature(state: Ledger.State.self, event: Ledger.Event.self)
+        let tally = DurableConfiguration.defaultFeature(state: Tally.State.self, event: Tally.Event.self)
+        let loop = try await open(id, try await environment.makeJournal(), environment)
+        try await loop.sendAndWait(.add(1))
+        try await loop.sendAndWait(.add(2))
+        await loop.stop()
+        let journal = try await environment.makeJournal()
+        let other = try await JournalReplayCheck(initial: Tally.State(), reduce: Tally.reduce, schemaVersion: Tally.schemaVersion)
+            .report(journal: journal, loops: [id])
+        try require(
+            !other.passed && other.loops.count == 1 && other.loops[0].events == 0 && other.loops[0].journaledBy == ledger
+                && other.loops[0].firstUnreadable == .otherFeature(journaled: ledger, checking: tally),
+            "Tally's replay check of a Ledger loop: \(other)")
+        try require(
+            other.description.contains("FAILED  \(id)") && other.description.contains("'\(id)'") && other.description.contains(ledger),
+            "the report does not name the loop and its feature:\n\(other)")
+        let renamed = try await JournalReplayCheck(initial: Ledger.State(), reduce: Ledger.reduce, feature: "ledger")
+            .report(journal: journal, loops: [id])
+        try require(
+            renamed.loops.first?.firstUnreadable == .otherFeature(journaled: ledger, checking: "ledger"),
+            "the Ledger's replay check under another name: \(renamed)")
+        let own = try await JournalReplayCheck(initial: Ledger.State(), reduce: Ledger.reduce).report(journal: journal, loops: [id])
+        try require(own.passed && own.loops.first?.events == 2, "the Ledger's own replay check: \(own)")
+        try await requireUnwritten(id, events: [1, 2], environment)
     }
 
     /// A loop journaled with no feature recorded — before stores recorded features, or through

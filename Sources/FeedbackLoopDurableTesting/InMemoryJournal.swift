@@ -134,5 +134,10 @@ public final class InMemoryJournal: BrowsableJournal {
     public func snapshots(loop: String) async throws -> [JournalRecord] {
         loops.withLock { $0[loop]?.snapshots ?? [] }
     }
+
+    /// The feature that ``acquire(loop:feature:)`` recorded for `loop`, if any.
+    public func feature(loop: String) async throws -> String? {
+        loops.withLock { $0[loop]?.feature }
+    }
 }
 #endif

@@ -35,6 +35,17 @@ import Foundation
 /// the sequence numbers and a snapshot newer than the loop's last event. It never appends nor
 /// takes ownership.
 ///
+/// ## Loops of other features
+/// A journal records which feature journals each loop (``feature``, as
+/// `DurableConfiguration.feature` names it). A loop it records under another name than the
+/// check's is not read at all — its records are another feature's, which the check's types might
+/// decode into nonsense. A loop named in `loops` is then a failure
+/// (``JournalCheckReport/Problem/otherFeature(journaled:checking:)``, naming the loop and both
+/// names); when the check reads every loop of the journal, such loops are listed as skipped, so
+/// that a journal that several features share can be checked feature by feature, and the check
+/// fails only when it found no loop of its own feature among them (after a rename of the feature,
+/// say). A loop with no recorded name (journaled before stores recorded them) is checked.
+///
 /// ## Pruned journals
 /// A journal with a retention policy (`JournalRetention`) has deleted the events before its
 /// oldest kept snapshot: they can no longer be replayed. The check then decodes the events it
@@ -49,12 +60,26 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
     public var reduce: @Sendable (inout State, Event) -> Void
     /// The current program's `DurableConfiguration.schemaVersion`: newer records are reported.
     public var schemaVersion: Int
+    /// The name of the feature whose loops are checked, as the journal records it: the current
+    /// program's `DurableConfiguration.feature`, or the name
+    /// `DurableConfiguration.defaultFeature(state:event:)` gives `State` and `Event`.
+    public var feature: String
 
     /// A check of journals written by a feature with these types, replayed through `reduce`.
-    public init(initial: State, reduce: @escaping @Sendable (inout State, Event) -> Void, schemaVersion: Int = 1) {
+    ///
+    /// - Parameters:
+    ///   - initial: The state a loop starts from (see ``initial``).
+    ///   - reduce: The current reducer.
+    ///   - schemaVersion: The program's `DurableConfiguration.schemaVersion`. Default: 1.
+    ///   - feature: The program's `DurableConfiguration.feature`; `nil` (the default), as there,
+    ///     names the feature after `State` and `Event`.
+    public init(
+        initial: State, reduce: @escaping @Sendable (inout State, Event) -> Void, schemaVersion: Int = 1, feature: String? = nil
+    ) {
         self.initial = initial
         self.reduce = reduce
         self.schemaVersion = schemaVersion
+        self.feature = feature ?? DurableConfiguration.defaultFeature(state: State.self, event: Event.self)
     }
 
     /// Checks every loop of `journal`, or those named in `loops`.
@@ -66,9 +91,13 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
         if let loops { ids = loops } else { ids = try await journal.loopIDs() }
         var reports: [JournalCheckReport.Loop] = []
         for id in ids {
+            if let journaled = try await journal.feature(loop: id), journaled != feature {
+                reports.append(otherFeature(id, journaled: journaled, named: loops != nil))
+                continue
+            }
             reports.append(try await check(loop: id, in: journal, snapshots: try await journal.snapshots(loop: id)))
         }
-        return JournalCheckReport(loops: reports)
+        return JournalCheckReport(feature: feature, loops: reports, everyLoop: loops == nil)
     }
 
     /// Checks the loops named in `loops`: against every snapshot the journal keeps when it is a
@@ -78,13 +107,26 @@ public struct JournalReplayCheck<State: Codable & Sendable & Equatable, Event: C
         for id in loops {
             let snapshots: [JournalRecord]
             if let browsable = journal as? any BrowsableJournal {
+                if let journaled = try await browsable.feature(loop: id), journaled != feature {
+                    reports.append(otherFeature(id, journaled: journaled, named: true))
+                    continue
+                }
                 snapshots = try await browsable.snapshots(loop: id)
             } else {
                 snapshots = try await journal.latestSnapshot(loop: id).map { [$0] } ?? []
             }
             reports.append(try await check(loop: id, in: journal, snapshots: snapshots))
         }
-        return JournalCheckReport(loops: reports)
+        return JournalCheckReport(feature: feature, loops: reports, everyLoop: false)
+    }
+
+    /// The report of a loop that the journal records under the feature `journaled`, not this
+    /// check's: none of its records read; a failure when the caller named the loop.
+    func otherFeature(_ id: String, journaled: String, named: Bool) -> JournalCheckReport.Loop {
+        var result = JournalCheckReport.Loop(id: id)
+        result.journaledBy = journaled
+        if named { result.firstUnreadable = .otherFeature(journaled: journaled, checking: feature) }
+        return result
     }
 
     /// Runs the check as a command: `arguments` are the program's name, the path of a SQLite
@@ -219,6 +261,11 @@ public struct JournalCheckReport: Sendable, CustomStringConvertible {
         public var firstUnreadable: Problem?
         /// The first snapshot the replayed events do not reproduce.
         public var firstDivergence: Problem?
+        /// The feature the journal records for the loop when it is not the check's
+        /// (``JournalReplayCheck/feature``): none of the loop's records were read. The loop was
+        /// skipped when the check read every loop, and failed
+        /// (``Problem/otherFeature(journaled:checking:)``) when it was named.
+        public var journaledBy: String?
 
         /// Whether the loop replays cleanly.
         public var passed: Bool { firstUnreadable == nil && firstDivergence == nil }
@@ -239,10 +286,15 @@ public struct JournalCheckReport: Sendable, CustomStringConvertible {
         /// The snapshot at `sequence` differs from the replayed state; `difference` is a diff of
         /// the snapshot (−) and the replayed state (+).
         case divergence(sequence: UInt64, difference: String)
+        /// The journal records that the feature `journaled` journals the loop, not `checking`,
+        /// the check's: none of its records were read.
+        case otherFeature(journaled: String, checking: String)
 
-        /// The record the finding is about.
+        /// The record the finding is about (0 for ``otherFeature(journaled:checking:)``, which is
+        /// about the loop).
         public var sequence: UInt64 {
             switch self {
+            case .otherFeature: 0
             case .undecodableEvent(let sequence, _), .undecodableSnapshot(let sequence, _), .newerSchema(let sequence, _, _),
                 .snapshotAhead(let sequence, _), .divergence(let sequence, _):
                 sequence
@@ -265,32 +317,63 @@ public struct JournalCheckReport: Sendable, CustomStringConvertible {
             case .divergence(let sequence, let difference):
                 "the events up to \(sequence) replay into a state other than the snapshot at \(sequence):\n\n"
                     + difference.indenting(by: 2) + "\n\n(Snapshot: −, Replayed: +)"
+            case .otherFeature(let journaled, let checking):
+                "its journal was written by the feature '\(journaled)', not by '\(checking)', which this check replays; "
+                    + "none of its records were read (another feature's loop under this id, or a renamed feature: "
+                    + "see DurableConfiguration.feature)"
             }
         }
     }
 
-    /// Every loop checked, in order.
+    /// The feature the check replays (``JournalReplayCheck/feature``).
+    public var feature: String
+
+    /// Every loop checked, in order, and every loop skipped for another feature.
     public var loops: [Loop]
 
-    /// Whether every loop replays cleanly.
-    public var passed: Bool { loops.allSatisfy(\.passed) }
+    /// Whether the check read every loop of the journal rather than the loops it was given.
+    var everyLoop: Bool
+
+    /// Whether the check read every loop of the journal and skipped them all, for other
+    /// features: it found none of its own (a renamed feature, or a check given the wrong one).
+    public var foundNoLoopOfItsFeature: Bool {
+        everyLoop && !loops.isEmpty && loops.allSatisfy { $0.journaledBy != nil }
+    }
+
+    /// Whether every loop replays cleanly, and the check found loops of its feature when it
+    /// read every loop of a journal that holds some.
+    public var passed: Bool { loops.allSatisfy(\.passed) && !foundNoLoopOfItsFeature }
 
     public var description: String {
         var lines: [String] = []
         for loop in loops {
             let counts = "\(loop.events) event\(loop.events == 1 ? "" : "s"), \(loop.snapshots) snapshot\(loop.snapshots == 1 ? "" : "s")"
                 + (loop.prunedThrough.map { ", events 1...\($0) pruned" } ?? "")
+            if let journaled = loop.journaledBy, loop.passed {
+                lines.append("skipped \(loop.id) (journaled by the feature '\(journaled)')")
+                continue
+            }
             if loop.passed {
                 lines.append("ok      \(loop.id) (\(counts))")
                 continue
             }
             lines.append("FAILED  \(loop.id) (\(counts))")
             for problem in [loop.firstUnreadable, loop.firstDivergence].compactMap({ $0 }) {
+                if case .otherFeature = problem {
+                    lines.append("  loop '\(loop.id)': \(problem)")
+                    continue
+                }
                 lines.append("  loop '\(loop.id)', record \(problem.sequence): \(problem)".replacing("\n", with: "\n  "))
             }
         }
+        let skipped = loops.filter { $0.journaledBy != nil && $0.passed }.count
+        let checked = loops.count - skipped
         let failed = loops.filter { !$0.passed }.count
-        lines.append(failed == 0 ? "\(loops.count) loops replay cleanly" : "\(failed) of \(loops.count) loops failed the replay check")
+        lines.append(failed == 0 ? "\(checked) loops replay cleanly" : "\(failed) of \(checked) loops failed the replay check")
+        if skipped > 0 { lines.append("\(skipped) loop\(skipped == 1 ? "" : "s") of other features skipped") }
+        if foundNoLoopOfItsFeature {
+            lines.append("FAILED: no loop of the journal was journaled by the feature '\(feature)', which this check replays")
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -3,7 +3,7 @@ import FeedbackLoopDurable
 import PostgresNIO
 
 /// What the replay check (`JournalReplayCheck` in `FeedbackLoopDurableTesting`) reads of a
-/// PostgreSQL journal: every loop with a lease row, and its snapshot.
+/// PostgreSQL journal: every loop with a lease row, its feature and its snapshots.
 extension PostgresJournal: BrowsableJournal {
     /// Every loop that was ever acquired (each has a lease row, live or not), in ascending order
     /// of the database's collation.
@@ -16,6 +16,20 @@ extension PostgresJournal: BrowsableJournal {
                     ids.append(try row.decode(String.self))
                 }
                 return ids
+            }
+        }
+    }
+
+    /// The feature recorded in the loop's lease row (see ``acquire(loop:feature:)``); `nil` when
+    /// the row records none, or there is no row.
+    public func feature(loop: String) async throws -> String? {
+        try await operation("reading the feature", loop: loop) { [self] in
+            try await migrate()
+            return try await withConnection { db in
+                for row in try await db.rows("SELECT feature FROM feedbackloop_leases WHERE loop = \(loop)") {
+                    return try StoredRow(row, loop: loop, table: "feedbackloop_leases").optionalText(0)
+                }
+                return nil
             }
         }
     }

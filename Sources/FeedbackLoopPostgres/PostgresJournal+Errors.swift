@@ -14,6 +14,13 @@ extension PostgresJournal {
     /// SQLSTATE of a lock wait cut off by `lock_timeout`.
     static let lockNotAvailable = "55P03"
 
+    /// Whether the server cancelled a statement for running past `statement_timeout` (SQLSTATE
+    /// 57014, which a cancel request gets too, with another message).
+    static func isStatementTimeout(_ error: any Error) -> Bool {
+        guard let info = (error as? PSQLError)?.serverInfo, info[.sqlState] == "57014" else { return false }
+        return info[.message]?.contains("statement timeout") == true
+    }
+
     /// `error` as a caller of the journal sees it: a `JournalError`, a `DurableLoopError` or a
     /// cancellation as thrown,
     /// anything else `JournalError.unavailable(_:)` naming the loop, the operation and the

@@ -46,14 +46,20 @@ import Synchronization
 /// - **A paused owner holds the lease row only briefly.** An append sends its one statement
 ///   and the protocol's `Sync` together, and the server runs and commits it without waiting on
 ///   the client: a paused owner cannot keep it open. It waits at most half of
-///   ``statementTimeout`` for a row lock (`lock_timeout`), and holds the lease row while it
-///   inserts its batch and, with retention, prunes (keep `maximumEventsPrunedPerAppend` small
-///   enough for that to be quick). The journal's transactions of more than one statement —
-///   taking a lease, delivering to the inbox — set PostgreSQL's `statement_timeout` to
-///   ``statementTimeout``, and their `lock_timeout` and `idle_in_transaction_session_timeout`
-///   to half of it: a transaction left idle between two statements — its owner paused, or the
-///   network gone — is ended by the server (the session is terminated and the transaction
-///   rolled back, so it writes nothing).
+///   ``statementTimeout`` for a row lock (`lock_timeout`), and runs at most ``statementTimeout``
+///   in all (`statement_timeout`): an append stuck on the server — inserting or pruning more
+///   than it can in that time, say — is cancelled, writes nothing, and throws
+///   `JournalError.unavailable(_:)` saying so. The journal's transactions of more than one
+///   statement — taking a lease, delivering to the inbox — set their `lock_timeout` and
+///   `idle_in_transaction_session_timeout` to half of ``statementTimeout``: a transaction left
+///   idle between two statements — its owner paused, or the network gone — is ended by the
+///   server (the session is terminated and the transaction rolled back, so it writes nothing).
+///
+/// PostgreSQL arms a statement's `statement_timeout` from its session's setting when the
+/// statement starts, so the journal sets it, to ``statementTimeout``, on the session of each
+/// connection of ``client`` it uses, the first time it uses it. A query of your own on a
+/// connection the journal has used runs under that bound too, unless it sets its own: give the
+/// journal a client of its own when your queries may run longer.
 /// - **A takeover never waits for a paused owner.** ``acquire(loop:)`` waits at most half of
 ///   ``statementTimeout`` for a lease row that another transaction holds, then throws
 ///   `JournalError.ownedElsewhere(loop:)`; once the holder's transaction has ended, a new attempt
@@ -112,8 +118,9 @@ public final class PostgresJournal: EventJournal {
     /// How long an operation waits for a connection from ``client``, connecting included, before
     /// it throws `JournalError.unavailable(_:)`.
     public let connectionTimeout: Duration
-    /// The longest a statement of the journal runs before the server ends it; lock waits and
-    /// idle moments inside the journal's transactions are ended after half of it. Shorter than
+    /// The longest a statement of the journal runs before the server cancels it (the
+    /// `statement_timeout` of the sessions it uses; see "Fencing" above); lock waits and idle
+    /// moments inside the journal's transactions are ended after half of it. Shorter than
     /// ``leaseDuration``.
     public let statementTimeout: Duration
     /// What the journal deletes when it writes a snapshot; `nil` keeps every event and the
@@ -319,8 +326,10 @@ public final class PostgresJournal: EventJournal {
     /// `keep` is `snapshotsKept` (NULL: no policy, only the latest snapshot is kept), `most` is
     /// `maximumEventsPrunedPerAppend`, and no event from `archived` on is pruned. `lock_timeout`
     /// is set first, local to the statement's transaction, so that the wait for a lease row that
-    /// a takeover holds is bounded. Called as its own (implicit) transaction; the commit-time
-    /// lease check runs at the end of the statement, which the commit follows at once.
+    /// a takeover holds is bounded; the statement as a whole is bounded by its session's
+    /// `statement_timeout`, which a function cannot arm for the statement that calls it (see
+    /// ``withConnection(_:)``). Called as its own (implicit) transaction; the commit-time lease
+    /// check runs at the end of the statement, which the commit follows at once.
     static let createAppendFunction: PostgresQuery = """
         CREATE OR REPLACE FUNCTION feedbackloop_append(
             the_loop TEXT, the_epoch BIGINT, the_head BIGINT, the_last BIGINT,
@@ -642,6 +651,13 @@ extension PostgresJournal {
     func operation<Value>(_ name: String, loop: String?, _ body: () async throws -> Value) async throws -> Value {
         do {
             return try await body()
+        } catch let error where Self.isStatementTimeout(error) {
+            // Each of the journal's operations is one transaction, which the cancelled statement
+            // rolled back.
+            let place = loop.map { "journal of loop '\($0)'" } ?? "journal"
+            throw JournalError.unavailable(
+                "\(place): \(name) failed: a statement ran for longer than statementTimeout (\(statementTimeout)) and the server "
+                    + "cancelled it, so nothing was written: \(Self.describe(error))")
         } catch {
             throw Self.journalError(error, loop: loop, operation: name)
         }
@@ -649,15 +665,24 @@ extension PostgresJournal {
 
     /// Runs `body` on a connection of ``client``, waiting at most ``connectionTimeout`` for it
     /// (see ``Deadline``: once it has its connection, `body` runs to its end).
+    ///
+    /// The connection's session has `statement_timeout` at ``statementTimeout``, set once per
+    /// connection (see ``SessionBounds``): every statement of the journal is bounded, the
+    /// append's one statement among them, without a round trip more per operation.
     func withConnection<Value: Sendable>(_ body: @escaping @Sendable (JournalConnection) async throws -> Value) async throws -> Value {
-        let client = self.client, logger = self.logger, timeout = connectionTimeout
+        let client = self.client, logger = self.logger, timeout = connectionTimeout, bound = statementMilliseconds
         let expired: @Sendable () -> any Error = {
             NoAnswer("no connection to PostgreSQL within \(timeout) (unreachable, or every connection of the client busy)")
         }
         return try await Deadline.run(timeout, expired: expired) { deadline in
             try await client.withConnection { connection in
                 guard deadline.disarm() else { throw CancellationError() }
-                return try await body(JournalConnection(connection: connection, logger: logger))
+                let db = JournalConnection(connection: connection, logger: logger)
+                if !SessionBounds.shared.isArmed(connection, at: bound) {
+                    try await db.execute("SELECT set_config('statement_timeout', \("\(bound)"), false)")
+                    SessionBounds.shared.arm(connection, at: bound)
+                }
+                return try await body(db)
             }
         }
     }

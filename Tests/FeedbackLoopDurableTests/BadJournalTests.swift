@@ -71,6 +71,56 @@ struct BadJournalTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == truncated, "the damaged file was written to")
     }
 
+    /// A page of the loop's events overwritten in the middle of the file: SQLite opens the file
+    /// without noticing (it reads that page only when recovery reaches it), and the acquire reads
+    /// what recovery will before it takes an epoch, so the loop is refused naming the last event
+    /// read intact, with nothing written: its row keeps its epoch and head. (The file's bytes are
+    /// no criterion here: GRDB's pool writes to a sound-looking file whenever it opens one, to
+    /// create the write-ahead log.)
+    @Test(arguments: Backend.allCases)
+    func aPageDamagedPastTheOpen(backend: Backend) async throws {
+        let path = Self.sqlitePath()
+        let written = 3_000
+        do {
+            let loop = try await DurableLoop(
+                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
+                backend: backend, configuration: DurableConfiguration(snapshotEvery: nil))
+            for amount in 1..<written { try loop.send(.add(amount)) }
+            try await loop.sendAndWait(.add(0))
+            await loop.stop()
+        }
+        let database = try DatabaseQueue(path: path)
+        try await database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let pageSize = try await database.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096 }
+        try database.close()
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let marker = Data(#"{"add":{"_0":1500}}"#.utf8)
+        let found = try #require(bytes.range(of: marker), "event 1500 is not in the file")
+        let page = found.lowerBound / pageSize * pageSize
+        // The b-tree page's header: its type, free blocks and cell count, as garbage.
+        bytes.replaceSubrange(page..<(page + 12), with: [UInt8](repeating: 0xFF, count: 12))
+        try bytes.write(to: URL(fileURLWithPath: path))
+
+        do {
+            let loop = try await DurableLoop(
+                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
+                backend: backend)
+            await loop.stop()
+            Issue.record("a loop recovered from a journal with a damaged page, at \(loop.recoveredSequence)")
+        } catch let error as DurableLoopError {
+            guard case .damagedJournal(let loop, let sequence, let reason) = error else { throw error }
+            #expect(loop == "ledger")
+            #expect(sequence > 0 && sequence < 1_500, "\(error)")
+            #expect(reason.contains("malformed"), "\(error)")
+        }
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let reader = try DatabaseQueue(path: path, configuration: readOnly)
+        let row = try reader.read { db in try Row.fetchOne(db, sql: "SELECT epoch, head FROM feedbackloop_loops WHERE loop = 'ledger'") }
+        try reader.close()
+        #expect(row?["epoch"] == 1 && row?["head"] == written, "the refused loop's row: \(String(describing: row))")
+    }
+
     /// A state's JSON among the events (a snapshot row copied into the events table): it decodes
     /// as no event, and recovery names the loop and the record.
     @Test(arguments: Backend.allCases, Store.allCases)

@@ -87,6 +87,11 @@ struct DurabilityTests {
     }
 
     @Test(arguments: cases)
+    func replayCheckOfAnotherFeaturesLoop(store: Store, backend: Backend) async throws {
+        try await DurabilityChecks.replayCheckOfAnotherFeaturesLoop(Self.environment(store, backend))
+    }
+
+    @Test(arguments: cases)
     func newerSchemaVersion(store: Store, backend: Backend) async throws {
         try await DurabilityChecks.newerSchemaVersion(Self.environment(store, backend))
     }
@@ -128,6 +133,6 @@ struct DurabilityTests {
 
     @Test("Every check in DurabilityChecks.all has a test here")
     func everyCheckHasATest() {
-        #expect(DurabilityChecks.all.count == 17)
+        #expect(DurabilityChecks.all.count == 18)
     }
 }

@@ -137,6 +137,42 @@ struct PausedOwnerTests {
         }
     }
 
+    /// An append stuck on the server for another reason than a lock (here a trigger that
+    /// sleeps): the server cancels it after `statementTimeout`, which the append's one statement
+    /// cannot arm for itself; the error says so, and nothing is written.
+    @Test func aStuckAppendEndsAtTheStatementTimeout() async throws {
+        // In a schema of its own: the trigger must not slow the tests beside it.
+        try await IsolatedStore.with { store in
+            let id = "stuck-append"
+            let journal = PostgresJournal(client: store.client, node: "stuck", statementTimeout: .milliseconds(500))
+            let epoch = try await journal.acquire(loop: id)
+            try await store.execute("""
+                CREATE FUNCTION feedbackloop_test_sleep() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_sleep(8); RETURN NEW; END $$
+                """)
+            try await store.execute("""
+                CREATE TRIGGER feedbackloop_test_sleep BEFORE INSERT ON feedbackloop_events
+                FOR EACH ROW EXECUTE FUNCTION feedbackloop_test_sleep()
+                """)
+            let start = ContinuousClock.now
+            do {
+                try await Bounded.wait(.seconds(20), for: "the stuck append's answer") {
+                    try await journal.append(
+                        loop: id, epoch: epoch, events: [JournalRecord(sequence: 1, schemaVersion: 1, payload: Array("1".utf8))],
+                        snapshot: nil)
+                }
+                Issue.record("the append ran past statementTimeout and succeeded, after \(start.duration(to: .now))")
+            } catch JournalError.unavailable(let reason) {
+                #expect(
+                    reason.contains("'\(id)'") && reason.contains("statementTimeout") && reason.contains("statement timeout"), "\(reason)")
+            }
+            let took = start.duration(to: .now)
+            #expect(took < .seconds(4), "the append was cancelled after \(took), not after its statementTimeout")
+            try await store.execute("DROP TRIGGER feedbackloop_test_sleep ON feedbackloop_events")
+            #expect(try await journal.events(loop: id, after: 0, limit: 10).isEmpty)
+        }
+    }
+
     /// The append's fencing statement runs while the lease is live, then the append waits (here
     /// on a row that another transaction holds) until the lease has ended: its commit is refused.
     @Test func aLateAppendCannotCommitPastItsLease() async throws {

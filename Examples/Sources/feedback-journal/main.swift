@@ -5,5 +5,5 @@
 import FeedbackLoopDurableTesting
 import Foundation
 
-let check = JournalReplayCheck(initial: Tally.State(), reduce: Tally.reduce, schemaVersion: Tally.schemaVersion)
+let check = JournalReplayCheck(initial: Tally.State(), reduce: Tally.reduce, schemaVersion: Tally.schemaVersion, feature: "tally")
 exit(await check.command())
