@@ -151,7 +151,7 @@ struct SQLiteBenchmarkStore: DurableBenchmarkStore {
         // writer after any `prepareDatabase`.
         _ = try SQLiteJournal(path: path)
         let pool = try DatabasePool(path: path)
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let timed = await onDedicatedThread { () -> Result<UInt64, any Error> in
             Result { try Self.write(pool, events: events, perTransaction: perTransaction) }
         }
