@@ -286,7 +286,52 @@ struct ObjectContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func superEncoder(forKey key: Key) -> any Encoder { RefusingEncoder(writer: writer, codingPath: codingPath + [key]) }
 }
 
-struct ArrayContainer: UnkeyedEncodingContainer {
+/// The primitives, written alike by an array's next element and a single value: each container
+/// says what comes before a value (``beforeValue()``).
+protocol PrimitiveWriting {
+    var writer: JSONWriter { get }
+    mutating func beforeValue() throws
+}
+
+extension PrimitiveWriting {
+    mutating func encodeNil() throws {
+        try beforeValue()
+        writer.bytes.append(contentsOf: "null".utf8)
+    }
+
+    mutating func encode(_ value: Bool) throws {
+        try beforeValue()
+        writer.bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
+    mutating func encode(_ value: String) throws {
+        try beforeValue()
+        writer.writeString(value)
+    }
+
+    mutating func encode(_ value: Double) throws {
+        try beforeValue()
+        try writer.writeFloat(value)
+    }
+
+    mutating func encode(_ value: Float) throws {
+        try beforeValue()
+        try writer.writeFloat(value)
+    }
+
+    mutating func encode(_ value: Int) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: Int8) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: Int16) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: Int32) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: Int64) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: UInt) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: UInt8) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: UInt16) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: UInt32) throws { try beforeValue(); writer.writeInteger(value) }
+    mutating func encode(_ value: UInt64) throws { try beforeValue(); writer.writeInteger(value) }
+}
+
+struct ArrayContainer: UnkeyedEncodingContainer, PrimitiveWriting {
     let writer: JSONWriter
     let id: Int
     let codingPath: [any CodingKey]
@@ -298,7 +343,7 @@ struct ArrayContainer: UnkeyedEncodingContainer {
         self.codingPath = codingPath
     }
 
-    private mutating func element() throws {
+    mutating func beforeValue() throws {
         guard id >= 0 else { throw writer.refuse() }
         try writer.beginElement(id)
         count += 1
@@ -307,54 +352,18 @@ struct ArrayContainer: UnkeyedEncodingContainer {
     /// The coding path of the element about to be written.
     private var elementPath: [any CodingKey] { codingPath + [Index(intValue: count - 1)] }
 
-    mutating func encodeNil() throws {
-        try element()
-        writer.bytes.append(contentsOf: "null".utf8)
-    }
-
-    mutating func encode(_ value: Bool) throws {
-        try element()
-        writer.bytes.append(contentsOf: (value ? "true" : "false").utf8)
-    }
-
-    mutating func encode(_ value: String) throws {
-        try element()
-        writer.writeString(value)
-    }
-
-    mutating func encode(_ value: Double) throws {
-        try element()
-        try writer.writeFloat(value)
-    }
-
-    mutating func encode(_ value: Float) throws {
-        try element()
-        try writer.writeFloat(value)
-    }
-
-    mutating func encode(_ value: Int) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int8) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int16) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int32) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int64) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt8) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt16) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt32) throws { try element(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt64) throws { try element(); writer.writeInteger(value) }
-
     mutating func encode<Value: Encodable>(_ value: Value) throws {
-        try element()
+        try beforeValue()
         try writer.encodeValue(value, path: elementPath)
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let id = (try? element()) != nil ? writer.open(object: true) : -1
+        let id = (try? beforeValue()) != nil ? writer.open(object: true) : -1
         return KeyedEncodingContainer(ObjectContainer<NestedKey>(writer: writer, id: id, codingPath: elementPath))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let id = (try? element()) != nil ? writer.open(object: false) : -1
+        let id = (try? beforeValue()) != nil ? writer.open(object: false) : -1
         return ArrayContainer(writer: writer, id: id, codingPath: elementPath)
     }
 
@@ -368,51 +377,15 @@ struct ArrayContainer: UnkeyedEncodingContainer {
     }
 }
 
-struct ValueContainer: SingleValueEncodingContainer {
+struct ValueContainer: SingleValueEncodingContainer, PrimitiveWriting {
     let writer: JSONWriter
     let slot: Int
     let codingPath: [any CodingKey]
 
-    private func fill() throws { try writer.fill(slot) }
-
-    mutating func encodeNil() throws {
-        try fill()
-        writer.bytes.append(contentsOf: "null".utf8)
-    }
-
-    mutating func encode(_ value: Bool) throws {
-        try fill()
-        writer.bytes.append(contentsOf: (value ? "true" : "false").utf8)
-    }
-
-    mutating func encode(_ value: String) throws {
-        try fill()
-        writer.writeString(value)
-    }
-
-    mutating func encode(_ value: Double) throws {
-        try fill()
-        try writer.writeFloat(value)
-    }
-
-    mutating func encode(_ value: Float) throws {
-        try fill()
-        try writer.writeFloat(value)
-    }
-
-    mutating func encode(_ value: Int) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int8) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int16) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int32) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: Int64) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt8) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt16) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt32) throws { try fill(); writer.writeInteger(value) }
-    mutating func encode(_ value: UInt64) throws { try fill(); writer.writeInteger(value) }
+    func beforeValue() throws { try writer.fill(slot) }
 
     mutating func encode<Value: Encodable>(_ value: Value) throws {
-        try fill()
+        try beforeValue()
         try writer.encodeValue(value, path: codingPath)
     }
 }
