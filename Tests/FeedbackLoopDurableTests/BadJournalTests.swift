@@ -17,6 +17,24 @@ struct BadJournalTests {
         case memory, sqlite
     }
 
+    /// A new SQLite file holding `events` events of the loop "ledger", written by `backend`, with no
+    /// snapshot, its write-ahead log checkpointed into it: the file that the damage tests damage.
+    static func ledgerFile(events: Int, backend: Backend) async throws -> String {
+        let path = sqlitePath()
+        do {
+            let loop = try await DurableLoop(
+                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
+                backend: backend, configuration: DurableConfiguration(snapshotEvery: nil))
+            for amount in 1..<events { try loop.send(.add(amount)) }
+            try await loop.sendAndWait(.add(0))
+            await loop.stop()
+        }
+        let database = try DatabaseQueue(path: path)
+        try await database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try database.close()
+        return path
+    }
+
     static func journal(_ store: Store) throws -> any EventJournal {
         switch store {
         case .memory: InMemoryJournal()
@@ -29,19 +47,8 @@ struct BadJournalTests {
     /// written to the file.
     @Test(arguments: Backend.allCases)
     func aTruncatedFile(backend: Backend) async throws {
-        let path = Self.sqlitePath()
         let written = 3_000
-        do {
-            let loop = try await DurableLoop(
-                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
-                backend: backend, configuration: DurableConfiguration(snapshotEvery: nil))
-            for amount in 1..<written { try loop.send(.add(amount)) }
-            try await loop.sendAndWait(.add(0))
-            await loop.stop()
-        }
-        let database = try DatabaseQueue(path: path)
-        try await database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        try database.close()
+        let path = try await Self.ledgerFile(events: written, backend: backend)
         let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: UInt64(size / 2))
@@ -79,18 +86,9 @@ struct BadJournalTests {
     /// create the write-ahead log.)
     @Test(arguments: Backend.allCases)
     func aPageDamagedPastTheOpen(backend: Backend) async throws {
-        let path = Self.sqlitePath()
         let written = 3_000
-        do {
-            let loop = try await DurableLoop(
-                id: "ledger", journal: try SQLiteJournal(path: path), initial: Ledger.State(), reduce: Ledger.reduce,
-                backend: backend, configuration: DurableConfiguration(snapshotEvery: nil))
-            for amount in 1..<written { try loop.send(.add(amount)) }
-            try await loop.sendAndWait(.add(0))
-            await loop.stop()
-        }
+        let path = try await Self.ledgerFile(events: written, backend: backend)
         let database = try DatabaseQueue(path: path)
-        try await database.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
         let pageSize = try await database.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4_096 }
         try database.close()
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
