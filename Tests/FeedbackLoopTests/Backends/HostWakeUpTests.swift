@@ -1,0 +1,159 @@
+@testable import FeedbackLoop
+import SharedTestSupport
+import Testing
+
+/// How the `stream` host is woken. An idle host parks in the loop's own lock (``HostSlot``),
+/// where a sender that finds the loop idle takes the drain role and the host at once; everything
+/// else goes through its mailbox, which keeps the contract of the `AsyncStream` it replaced:
+/// nothing posted is lost, a cancelled host gets what was pending and then `closed`, and a
+/// closed mailbox refuses, so that the driver hands the refused signal over (see
+/// `StreamDriver.send`).
+@Suite("The stream host's wake-up: its slot in the loop's lock and its mailbox")
+struct HostWakeUpTests {
+    typealias Mailbox = HostMailbox<Int, Int>
+    typealias Slot = HostSlot<Int>
+
+    static func isDrain(_ mail: Mailbox.Mail) -> Bool {
+        if case .signal(.drain(.event(let event, nil))) = mail { return event == 1 }
+        return false
+    }
+
+    static func isEmpty(_ mail: Mailbox.Mail) -> Bool {
+        if case .empty = mail { return true }
+        return false
+    }
+
+    static func isParked<Event>(_ slot: HostSlot<Event>) -> Bool {
+        if case .parked = slot { return true }
+        return false
+    }
+
+    /// Runs `body` with a continuation it may park in a slot, and resumes it afterwards.
+    static func withHost(_ body: (UnsafeContinuation<HostWake<Int>, Never>) -> Void) async {
+        let _: HostWake<Int> = await withUnsafeContinuation { host in
+            body(host)
+            host.resume(returning: .mail)
+        }
+    }
+
+    // MARK: The slot
+
+    @Test
+    func mailPostedWhileTheHostRunsMakesItLookBeforeItParks() async {
+        await Self.withHost { host in
+            var slot = Slot.away
+            let woken = slot.post()
+            #expect(woken == nil, "nobody is parked to wake")
+            let parkedAtOnce = slot.park(host)
+            #expect(!parkedAtOnce, "a post it has not seen: the host looks in its mailbox first")
+            let parked = slot.park(host)
+            #expect(parked, "it has looked: now it parks")
+            #expect(Self.isParked(slot))
+        }
+    }
+
+    @Test
+    func aPostWakesAParkedHostToLookInItsMailbox() async {
+        await Self.withHost { host in
+            var slot = Slot.away
+            let parked = slot.park(host)
+            #expect(parked)
+            let woken = slot.post()
+            #expect(woken != nil)
+            guard case .away = slot else {
+                Issue.record("the woken host is no longer parked: \(slot.stateName)")
+                return
+            }
+        }
+    }
+
+    @Test
+    func aSenderTakesOnlyAParkedHostAndLeavesItsMailMark() async {
+        await Self.withHost { host in
+            var slot = Slot.away
+            let none = slot.takeForEvent()
+            #expect(none == nil)
+            _ = slot.post()
+            let notParked = slot.takeForEvent()
+            #expect(notParked == nil, "a host that is not parked gets the event through its mailbox")
+            let parkedDespiteMail = slot.park(host)
+            #expect(!parkedDespiteMail, "the mail mark survives a sender that found no host")
+            let parked = slot.park(host)
+            #expect(parked)
+            let taken = slot.takeForEvent()
+            #expect(taken != nil)
+            let again = slot.takeForEvent()
+            #expect(again == nil, "a host is woken once")
+        }
+    }
+
+    // MARK: The mailbox
+
+    @Test
+    func aSignalPostedBeforeTheHostLooksIsTakenOnce() {
+        let mailbox = Mailbox()
+        #expect(mailbox.post(.drain(.event(1, nil))))
+        #expect(Self.isDrain(mailbox.take()))
+        #expect(Self.isEmpty(mailbox.take()))
+    }
+
+    @Test
+    func wakeUpsFromEndingEffectsNeedNoCountAndComeAfterTheDrainRolesSignal() {
+        let mailbox = Mailbox()
+        #expect(mailbox.post(.childrenEnded))
+        #expect(mailbox.post(.childrenEnded))
+        #expect(mailbox.post(.drain(.event(1, nil))))
+        #expect(Self.isDrain(mailbox.take()))
+        guard case .signal(.childrenEnded) = mailbox.take() else {
+            Issue.record("the wake-up was lost")
+            return
+        }
+        #expect(Self.isEmpty(mailbox.take()), "two wake-ups are one")
+    }
+
+    @Test
+    func aClosedMailboxHandsOutWhatWasPendingThenClosedAndRefusesLaterPosts() {
+        let mailbox = Mailbox()
+        #expect(mailbox.post(.drain(.event(1, nil))))
+        mailbox.close()
+        #expect(Self.isDrain(mailbox.take()), "what was posted before the close is still delivered")
+        guard case .closed = mailbox.take() else {
+            Issue.record("a closed mailbox did not say so")
+            return
+        }
+        #expect(!mailbox.post(.tearDown), "a closed mailbox refuses, so that the driver hands the signal over")
+    }
+
+    // MARK: The host
+
+    /// The lock that releases the drain role at the end of a wake-up's pass parks the host, so
+    /// that the next sender takes the role and the host in one lock. Every event is reduced,
+    /// in order.
+    @Test
+    func anIdleHostParksInTheLockThatReleasesTheRoleAndEachSendWakesIt() async throws {
+        let loop = Loop(initial: Counter.State(), reduce: Counter.reduce, backend: .stream)
+        for value in 1...50 {
+            loop.send(.record(value))
+            await loop.engine.waitUntil { $0.published.history.count == value && $0.isIdle && Self.isParked($0.host) }
+        }
+        #expect(loop.state.history == Array(1...50))
+        await loop.stop()
+    }
+
+    /// A host in a cancellable task (``Loop/run()``'s caller) parked in the loop's lock is woken
+    /// by the cancellation, stops the loop and returns.
+    @Test
+    func cancellingTheRunCallerWakesAParkedHost() async throws {
+        let loop = Loop(
+            initial: Counter.State(), reduce: Counter.reduce, backend: .stream,
+            configuration: LoopConfiguration(hosting: .run))
+        let runner = Task { await loop.run() }
+        loop.send(.increment)
+        await loop.engine.waitUntil { $0.published.count == 1 && Self.isParked($0.host) }
+        runner.cancel()
+        try await withDeadline("run() to return once cancelled") { await runner.value }
+        await loop.stop()
+        loop.send(.increment)
+        #expect(loop.state.count == 1, "the loop stopped")
+    }
+}
