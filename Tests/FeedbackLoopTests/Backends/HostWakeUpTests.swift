@@ -140,6 +140,26 @@ struct HostWakeUpTests {
         await loop.stop()
     }
 
+    /// A wake-up whose pass starts a `.run` effect does not park the host in the lock that
+    /// releases the role: the effect waits for the host to add it to its group, so the effect
+    /// starts with no further wake-up.
+    @Test
+    func aWakeUpThatStartsAnEffectStartsItWithNoFurtherWakeUp() async throws {
+        let ended = CountdownLatch()
+        let loop = Loop(
+            initial: Counter.State(), reduce: Counter.reduce,
+            feedbacks: [.skippingRepeated({ $0.count }) { _ in .run { _ in ended.increment() } }],
+            backend: .stream)
+        for count in 1...20 {
+            // Idle, the previous effect's entry gone: the send wakes a parked host, and its pass
+            // alone starts the effect.
+            await loop.waitUntilIdle()
+            loop.send(.increment)
+            try await withDeadline("the effect of count \(count)", limit: .seconds(30)) { await ended.wait(for: count + 1) }
+        }
+        await loop.stop()
+    }
+
     /// A host in a cancellable task (``Loop/run()``'s caller) parked in the loop's lock is woken
     /// by the cancellation, stops the loop and returns.
     @Test
