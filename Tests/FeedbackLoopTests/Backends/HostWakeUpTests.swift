@@ -171,7 +171,7 @@ struct HostWakeUpTests {
         loop.send(.increment)
         await loop.engine.waitUntil { $0.published.count == 1 && Self.isParked($0.host) }
         runner.cancel()
-        try await withDeadline("run() to return once cancelled") { await runner.value }
+        try await withDeadline("run() to return once cancelled", limit: .seconds(30)) { await runner.value }
         await loop.stop()
         loop.send(.increment)
         #expect(loop.state.count == 1, "the loop stopped")
