@@ -89,39 +89,73 @@ struct HostWakeUpTests {
 
     // MARK: The mailbox
 
+    static func isPosted(_ post: Mailbox.Post) -> Bool {
+        if case .posted = post { return true }
+        return false
+    }
+
     @Test
     func aSignalPostedBeforeTheHostLooksIsTakenOnce() {
-        let mailbox = Mailbox()
-        #expect(mailbox.post(.drain(.event(1, nil))))
-        #expect(Self.isDrain(mailbox.take()))
-        #expect(Self.isEmpty(mailbox.take()))
+        var mailbox = Mailbox()
+        let result1 = mailbox.post(.drain(.event(1, nil)))
+        #expect(Self.isPosted(result1))
+        let result2 = mailbox.take()
+        #expect(Self.isDrain(result2))
+        let result3 = mailbox.take()
+        #expect(Self.isEmpty(result3))
     }
 
     @Test
     func wakeUpsFromEndingEffectsNeedNoCountAndComeAfterTheDrainRolesSignal() {
-        let mailbox = Mailbox()
-        #expect(mailbox.post(.childrenEnded))
-        #expect(mailbox.post(.childrenEnded))
-        #expect(mailbox.post(.drain(.event(1, nil))))
-        #expect(Self.isDrain(mailbox.take()))
+        var mailbox = Mailbox()
+        let result4 = mailbox.postChildrenEnded()
+        #expect(result4)
+        let result5 = mailbox.postChildrenEnded()
+        #expect(result5)
+        let result6 = mailbox.post(.drain(.event(1, nil)))
+        #expect(Self.isPosted(result6))
+        let result7 = mailbox.take()
+        #expect(Self.isDrain(result7))
         guard case .signal(.childrenEnded) = mailbox.take() else {
             Issue.record("the wake-up was lost")
             return
         }
-        #expect(Self.isEmpty(mailbox.take()), "two wake-ups are one")
+        let result8 = mailbox.take()
+        #expect(Self.isEmpty(result8), "two wake-ups are one")
     }
 
     @Test
-    func aClosedMailboxHandsOutWhatWasPendingThenClosedAndRefusesLaterPosts() {
-        let mailbox = Mailbox()
-        #expect(mailbox.post(.drain(.event(1, nil))))
+    func aClosedMailboxHandsOutWhatWasPendingThenClosedAndHandsLaterSignalsOver() {
+        var mailbox = Mailbox()
+        let result9 = mailbox.claimHost()
+        #expect(result9)
+        let result10 = mailbox.post(.drain(.event(1, nil)))
+        #expect(Self.isPosted(result10))
         mailbox.close()
-        #expect(Self.isDrain(mailbox.take()), "what was posted before the close is still delivered")
+        let result11 = mailbox.take()
+        #expect(Self.isDrain(result11), "what was posted before the close is still delivered")
         guard case .closed = mailbox.take() else {
             Issue.record("a closed mailbox did not say so")
             return
         }
-        #expect(!mailbox.post(.tearDown), "a closed mailbox refuses, so that the driver hands the signal over")
+        let result12 = mailbox.postChildrenEnded()
+        #expect(!result12, "nothing to wake once closed")
+        guard case .handedOver = mailbox.post(.tearDown) else {
+            Issue.record("a signal posted to a closed mailbox was not handed to the leaving host")
+            return
+        }
+        guard case .tearDown? = mailbox.leave() else {
+            Issue.record("the leaving host did not get the signal handed over")
+            return
+        }
+        let result13 = mailbox.leave()
+        #expect(result13 == nil, "the host has gone")
+        guard case .handleHere = mailbox.post(.tearDown) else {
+            Issue.record("once the host has gone, the poster handles its signal")
+            return
+        }
+        let result14 = mailbox.claimHost()
+        #expect(!result14, "a loop is hosted once")
     }
 
     // MARK: The host

@@ -17,8 +17,8 @@ import Synchronization
 @usableFromInline
 final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
     // @unchecked: `owner` and `children` are touched only by the host — the one task that
-    // parks in the engine's `HostSlot` and takes from `mailbox` — or, once the host has ended, by the holder of the drain role (see
-    // `Hosting`). `mailbox` and `hosting` are Sendable.
+    // parks in the engine's `HostSlot` and takes from `mailbox` — or, once the host has ended, by
+    // the holder of the drain role (see `HostMailbox.Hosting`). `mailbox` is Sendable.
 
     /// What the host is told to do through its mailbox. There is at most one signal in flight:
     /// each is sent by the holder of the drain role, which passes the role on with it.
@@ -37,32 +37,17 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     @usableFromInline let owner: StateOwner<State, Event>
-    @usableFromInline let mailbox: HostMailbox<State, Event>
     /// Inline rather than a `Lock` object, which every idle loop would keep as one more allocation.
-    @usableFromInline let hosting: InlineLock<Hosting>
+    @usableFromInline let mailbox: InlineLock<HostMailbox<State, Event>>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
     @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<State, Event>] = []
     /// Effects in the host's group that have not ended.
     @usableFromInline let running = Atomic<Int>(0)
 
-    /// Who runs the state's owner: nobody yet, the host, or — once the host has ended, which happens
-    /// only when its task was cancelled before the loop was torn down — the holder of the drain
-    /// role, on the spot. A signal the mailbox refused because its host was already gone is
-    /// handed over here, so that exactly one party handles it.
-    @usableFromInline
-    enum Hosting {
-        case unhosted
-        case hosted
-        /// The host is leaving; it handles this signal, refused by the mailbox, before it goes.
-        case leaving(Signal?)
-        case ended
-    }
-
     @inlinable
     init(owner: sending StateOwner<State, Event>) {
         self.owner = owner
-        mailbox = HostMailbox()
-        hosting = InlineLock(.unhosted)
+        mailbox = InlineLock(HostMailbox())
     }
 
     // MARK: The seam
@@ -130,20 +115,11 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     @inline(__always)
     func send(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
-        guard !mailbox.post(signal) else { return engine.postedToHost() }
-        // The host's task was cancelled, and its mailbox closed.
-        let handleHere: Bool = hosting.withLock { hosting in
-            switch hosting {
-            case .hosted, .leaving(nil):
-                hosting = .leaving(signal)
-                return false
-            case .ended:
-                return true
-            case .unhosted, .leaving(.some):
-                preconditionFailure("StreamDriver: a signal was refused while \(hosting); only one is ever in flight")
-            }
+        switch mailbox.withLock({ $0.post(signal) }) {
+        case .posted: engine.postedToHost()
+        case .handedOver: return
+        case .handleHere: obeyInPlace(signal, engine)
         }
-        if handleHere { obeyInPlace(signal, engine) }
     }
 
     // MARK: The host
@@ -151,11 +127,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// Claims the host role; `false` if a host already has it or had it.
     @inlinable
     func claimHost() -> Bool {
-        hosting.withLock { hosting in
-            guard case .unhosted = hosting else { return false }
-            hosting = .hosted
-            return true
-        }
+        mailbox.withLock { $0.claimHost() }
     }
 
     /// Runs the loop until it is torn down, then waits for every effect to end. The caller must
@@ -198,7 +170,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 }
                 if case .parked = end { continue }
             case .mail:
-                switch mailbox.take() {
+                switch mailbox.withLock({ $0.take() }) {
                 case .signal(let signal):
                     end = firstPass(signal, engine)
                 case .closed:
@@ -216,7 +188,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 end = after
             }
             if case .tornDown = end {
-                mailbox.close()
+                mailbox.withLock { $0.close() }
                 leave(engine)
                 return
             }
@@ -250,7 +222,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 if !park(host) { host.resume(returning: .mail) }
             }
         } onCancel: {
-            mailbox.close()
+            mailbox.withLock { $0.close() }
             engine.postedToHost()
         }
     }
@@ -261,7 +233,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     nonisolated(nonsending)
     func nextSignal(_ engine: LoopEngine<State, Event>, cancellable: Bool) async -> Signal? {
         while true {
-            switch mailbox.take() {
+            switch mailbox.withLock({ $0.take() }) {
             case .signal(let signal): return signal
             case .closed: return nil
             case .empty: break
@@ -384,7 +356,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     func childEnded(_ engine: LoopEngine<State, Event>) {
         // Refused once the host has gone: nothing to wake.
-        if running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, mailbox.post(.childrenEnded) {
+        if running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, mailbox.withLock({ $0.postChildrenEnded() }) {
             engine.postedToHost()
         }
     }
@@ -395,7 +367,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// the task tree, ends the effects, and they count as cancelled.
     @usableFromInline
     func leaveCancelled(_ engine: LoopEngine<State, Event>) {
-        mailbox.close()
+        mailbox.withLock { $0.close() }
         if engine.beginStopTakingTeardown() { engine.tearDown(owner) }
         leave(engine)
     }
@@ -407,19 +379,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @usableFromInline
     func leave(_ engine: LoopEngine<State, Event>) {
         while true {
-            let signal: Signal? = hosting.withLock { hosting in
-                switch hosting {
-                case .hosted, .leaving(nil):
-                    hosting = .ended
-                    return nil
-                case .leaving(let signal?):
-                    hosting = .leaving(nil)
-                    return signal
-                case .unhosted, .ended:
-                    preconditionFailure("StreamDriver: the host left twice")
-                }
-            }
-            guard let signal else { return }
+            guard let signal = mailbox.withLock({ $0.leave() }) else { return }
             obeyInPlace(signal, engine)
         }
     }
