@@ -11,8 +11,8 @@
 /// itself, its state and the transition — where a transition makes no sense:
 /// ``Phase`` (the loop's life and its drain role, consulted first by every transition),
 /// ``Intake`` (the queue, parked `sendAndWait` calls, the capacity), ``RunningEffects``,
-/// ``Waiting`` (idle and stop waiters), ``Publication`` (the published state and the counts) and
-/// ``ObserversAtStop``. This type coordinates them and writes nothing of its own: its fields'
+/// ``Waiting`` (idle and stop waiters), ``Publication`` (the published state and the counts),
+/// ``ObserversAtStop`` and ``HostSlot`` (where the `stream` host parks). This type coordinates them and writes nothing of its own: its fields'
 /// setters are private to this file, where every transition is, so `LoopEngine` and the
 /// backends (`callback`, `actor`, `stream`) can read them but only change them through the
 /// transitions. Nothing here is `private` outright only because `@inlinable` transitions — which
