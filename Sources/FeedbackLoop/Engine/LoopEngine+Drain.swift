@@ -91,16 +91,23 @@ extension LoopEngine {
     /// optional queue item is copied and destroyed through the run-time's value witnesses, not
     /// inline (the `service` workload measures it). Keeps the role for a second look as a woken
     /// pass does (see ``drainPass(_:first:releaseWhenEmpty:budget:)``), unless `releaseWhenEmpty`.
+    ///
+    /// With `parking`, the continuation of a host that waits for its next wake-up once this pass
+    /// is over (the `stream` host): the lock that releases the role parks it too, when it can
+    /// (``LoopStateMachine/parkHostAfterPass(_:)``), and the pass ends ``DrainEnd/parked``. A
+    /// loop woken one event at a time then takes one lock per wake-up on each side, as a bare
+    /// task parked on a continuation does (the `service` workload measures it).
     @inlinable
     func drainPass(
-        _ owner: StateOwner<State, Event>, event: Event, from handle: EffectHandle?, releaseWhenEmpty: Bool = false, budget: Int
+        _ owner: StateOwner<State, Event>, event: Event, from handle: EffectHandle?, releaseWhenEmpty: Bool = false, budget: Int,
+        parking: UnsafeContinuation<HostWake<Event>, Never>? = nil
     ) -> DrainEnd {
         if stopRequested.load(ordering: .relaxed) {
             discard(CollectionOfOne(.event(event, handle)))
         } else {
             owner.receive(event, from: handle, engine: self)
         }
-        return drainQueue(owner, woken: true, releaseWhenEmpty: releaseWhenEmpty, budget: budget)
+        return drainQueue(owner, woken: true, releaseWhenEmpty: releaseWhenEmpty, budget: budget, parking: parking)
     }
 
     /// The batches of a drain pass, once the item or event it was woken with (`woken`) is handled.
@@ -111,8 +118,12 @@ extension LoopEngine {
     /// reference count (the `service` workload measures it), and a pass of many batches moves it
     /// once (W2, ping-pong, one item a batch, measures it).
     @inlinable
-    func drainQueue(_ owner: StateOwner<State, Event>, woken: Bool, releaseWhenEmpty: Bool, budget: Int) -> DrainEnd {
+    func drainQueue(
+        _ owner: StateOwner<State, Event>, woken: Bool, releaseWhenEmpty: Bool, budget: Int,
+        parking: UnsafeContinuation<HostWake<Event>, Never>? = nil
+    ) -> DrainEnd {
         var handled = 0
+        var parked = false
         var batch: [QueueItem<State, Event>] = []
         // Whether `batch` holds the owner's spare buffer, which goes back to the owner as the
         // pass ends.
@@ -140,6 +151,7 @@ extension LoopEngine {
                     // lock the owner is no longer ours: the next holder may be reading both.
                     if holdsSpare && Self.keeps(batch) { swap(&batch, &owner.spare) }
                     if !woken && releaseWhenEmpty { owner.secondLookPays = handled > 0 }
+                    if let parking { parked = state.parkHostAfterPass(parking) }
                 case .drainMore, .keepRole, .pause, .tearDown:
                     break
                 }
@@ -169,10 +181,10 @@ extension LoopEngine {
                     owner.process(item, engine: self)
                 }
             case .released:
-                return .released
+                return parked ? .parked : .released
             case .releasedWaking(let waiters):
                 for waiter in waiters { waiter.resume() }
-                return .released
+                return parked ? .parked : .released
             case .keepRole, .pause:
                 if holdsSpare && Self.keeps(batch) { swap(&batch, &owner.spare) }
                 guard case .keepRole = action else { return .held(releaseWhenEmpty: releaseWhenEmpty) }
@@ -283,6 +295,10 @@ extension LoopEngine {
 enum DrainEnd {
     /// The queue was empty and the role was released.
     case released
+    /// As ``released``, and the host that passed its continuation to the pass parked in the same
+    /// lock (``LoopEngine/drainPass(_:event:from:releaseWhenEmpty:budget:parking:)``): its next
+    /// wake-up resumes it.
+    case parked
     /// The role is still held: the pass spent its budget with items queued, or found the
     /// queue empty and kept the role for a second look, as asked. The next pass takes
     /// `releaseWhenEmpty`: a second look releases the role when it finds nothing.

@@ -21,13 +21,28 @@ extension LoopEngine {
         }
         let action = lock.withLock { $0.send(event, from: handle) }
         switch action {
-        case .reduce:
+        case .reduce(let host?):
+            host.resume(returning: .event(event, handle))
+        case .reduce(nil):
             driver.drain(self, event: event, from: handle)
         case .queued:
             return
         case .dropped(let reason, let firstWarning):
             reportDrop(event, reason: reason, firstWarning: firstWarning)
         }
+    }
+
+    /// Something was posted to the host's mailbox (see ``HostSlot``): wakes the host if it is
+    /// parked.
+    @inlinable
+    func postedToHost() {
+        lock.withLock { $0.postToHost() }?.resume(returning: .mail)
+    }
+
+    /// The host parks, unless mail came since it last looked (see ``HostSlot/park(_:)``).
+    @inlinable
+    func parkHost(_ continuation: UnsafeContinuation<HostWake<Event>, Never>) -> Bool {
+        lock.withLock { $0.parkHost(continuation) }
     }
 
     @inlinable

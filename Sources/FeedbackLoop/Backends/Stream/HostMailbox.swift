@@ -1,113 +1,155 @@
-/// The `stream` host's inbox: the signal the drain role's holder sends (at most one in flight),
-/// the wake-up the last running effect sends, and the host parked on a continuation while both
-/// are empty.
+/// The `stream` host's inbox for everything but an idle loop's wake-up by one event, and who
+/// hosts the loop: the drain role's signal when it could not go to a parked host (a queue item
+/// to drain, a teardown, an event sent while the host was not parked), the wake-up the last
+/// running effect sends, the close of a host whose task was cancelled, and the host's own
+/// state. A value under the driver's one lock (``StreamDriver/mailbox``), so that an idle loop
+/// keeps neither an object nor a lock of its own for it.
 ///
-/// An `AsyncStream` did this job before. A service's sparse loop pays the whole hand-off on every
-/// event, and a stream's producer-to-consumer hand-off costs several times a continuation's (the
-/// `service` scenario and the callgrind `service` workload measure it).
+/// The host does not wait here: it parks in the loop's own lock (``HostSlot``), where a sender
+/// that finds the loop idle takes the drain role and the parked host at once. Whoever posts
+/// here then tells the engine (``LoopEngine/postedToHost()``), which wakes a parked host to look
+/// here, or makes a host about to park look here first.
 ///
-/// It behaves as the stream consumed by the host did: once the host's task is cancelled,
-/// ``next()`` returns what is pending and then `nil`, and ``post(_:)`` refuses from then on, so
-/// that the driver hands a refused signal to whoever runs the state's owner next (see
-/// ``StreamDriver/send(_:_:)``).
+/// It behaves as the stream consumed by the host once did: once the host's task is cancelled,
+/// ``take()`` hands out what is pending and then ``Mail/closed``, and a signal posted from then
+/// on is handed to whoever runs the state's owner next (``post(_:)``). Its transitions change
+/// it only as listed; one that makes no sense in its state traps, naming it.
 @usableFromInline
-final class HostMailbox<State: Sendable, Event: Sendable>: Sendable {
+struct HostMailbox<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline typealias Signal = StreamDriver<State, Event>.Signal
 
+    /// Who runs the state's owner: nobody yet, the host, or — once the host has ended, which
+    /// happens only when its task was cancelled before the loop was torn down — the holder of
+    /// the drain role, on the spot. A signal posted once the mailbox is closed is handed over
+    /// here, so that exactly one party handles it.
     @usableFromInline
-    struct Contents: Sendable {
-        /// The drain role's signal: a drain or a teardown.
-        @usableFromInline var signal: Signal?
-        /// ``StreamDriver/Signal/childrenEnded`` is pending. Wake-ups need no count: the host
-        /// only looks again at how many effects run.
-        @usableFromInline var childrenEnded = false
-        @usableFromInline var host: UnsafeContinuation<Signal?, Never>?
-        /// The host's task was cancelled, or the host finished: nothing is taken any more.
-        @usableFromInline var closed = false
-
-        @inlinable
-        init() {}
+    enum Hosting: Sendable {
+        case unhosted
+        case hosted
+        /// The host is leaving; it handles this signal, posted after the close, before it goes.
+        case leaving(Signal?)
+        case ended
     }
 
-    /// Inline rather than a `Lock` object: a parked idle loop would keep a second allocation.
-    @usableFromInline let contents = InlineLock(Contents())
+    /// The drain role's signal: a drain or a teardown.
+    @usableFromInline private(set) var signal: Signal?
+    /// ``StreamDriver/Signal/childrenEnded`` is pending. Wake-ups need no count: the host only
+    /// looks again at how many effects run.
+    @usableFromInline private(set) var childrenEnded = false
+    /// The host's task was cancelled, or the host finished: nothing is taken any more.
+    @usableFromInline private(set) var closed = false
+    @usableFromInline private(set) var hosting = Hosting.unhosted
 
     @inlinable
     init() {}
 
-    /// Hands `signal` to the host; `false` if the mailbox is closed (the host's task was
-    /// cancelled, or the host finished).
-    @inlinable
-    func post(_ signal: Signal) -> Bool {
-        let (accepted, host): (Bool, UnsafeContinuation<Signal?, Never>?) = contents.withLock { contents in
-            if contents.closed { return (false, nil) }
-            if let host = contents.host {
-                contents.host = nil
-                return (true, host)
-            }
-            if case .childrenEnded = signal {
-                contents.childrenEnded = true
-            } else {
-                precondition(
-                    contents.signal == nil, "HostMailbox: a second drain-role signal was posted; only one is ever in flight")
-                contents.signal = signal
-            }
-            return (true, nil)
-        }
-        host?.resume(returning: signal)  // after the lock: resuming schedules the host
-        return accepted
+    /// What becomes of a posted signal.
+    @usableFromInline
+    enum Post {
+        /// Kept for the host: the caller tells the engine (``LoopEngine/postedToHost()``).
+        case posted
+        /// The mailbox is closed and the host is leaving: it handles the signal before it goes.
+        case handedOver
+        /// The mailbox is closed and the host has gone: the caller handles the signal itself.
+        case handleHere
     }
 
-    /// The next signal; `nil` once the mailbox is closed (after what was pending). Only the host
-    /// calls it, one call at a time.
-    ///
-    /// With `cancellable`, cancelling the calling task closes the mailbox, as it ended the
-    /// stream: for a host in a task someone can cancel (``Loop/run()``'s caller, or `stop()`'s
-    /// hosting a teardown). A host in a task of its own, whose handle nobody holds, waits
-    /// without the cancellation handler, which costs a status record on every wait. Runs where
-    /// the host runs (see ``StreamDriver/obey(_:_:startChildren:)``).
+    /// Posts the drain role's `signal` (at most one is ever in flight).
     @inlinable
-    @inline(__always)
-    nonisolated(nonsending)
-    func next(cancellable: Bool) async -> Signal? {
-        guard cancellable else { return await take() }
-        return await withTaskCancellationHandler {
-            await take()
-        } onCancel: {
-            close()
+    mutating func post(_ signal: Signal) -> Post {
+        guard closed else {
+            precondition(
+                self.signal == nil, "HostMailbox.post(_:): a second drain-role signal was posted; only one is ever in flight")
+            self.signal = signal
+            return .posted
+        }
+        switch hosting {
+        case .hosted, .leaving(nil):
+            hosting = .leaving(signal)
+            return .handedOver
+        case .ended:
+            return .handleHere
+        case .unhosted, .leaving(.some):
+            invalid("post(_:)")
         }
     }
 
+    /// The last running effect ended; `false` once the mailbox is closed (nothing to wake).
     @inlinable
-    @inline(__always)
-    nonisolated(nonsending)
-    func take() async -> Signal? {
-        await withUnsafeContinuation { (host: UnsafeContinuation<Signal?, Never>) in
-            let ready: Signal?? = contents.withLock { contents in
-                if let signal = contents.signal {
-                    contents.signal = nil
-                    return .some(signal)
-                }
-                if contents.childrenEnded {
-                    contents.childrenEnded = false
-                    return .some(.childrenEnded)
-                }
-                if contents.closed { return .some(nil) }
-                contents.host = host
-                return nil
-            }
-            if let ready { host.resume(returning: ready) }
+    mutating func postChildrenEnded() -> Bool {
+        if closed { return false }
+        childrenEnded = true
+        return true
+    }
+
+    /// What the host finds when it looks.
+    @usableFromInline
+    enum Mail {
+        case signal(Signal)
+        /// Closed, and nothing is pending any more.
+        case closed
+        case empty
+    }
+
+    /// The next pending signal, the drain role's first; ``Mail/closed`` once the mailbox is
+    /// closed and nothing is pending. Only the host calls it.
+    @inlinable
+    mutating func take() -> Mail {
+        if let signal {
+            self.signal = nil
+            return .signal(signal)
+        }
+        if childrenEnded {
+            childrenEnded = false
+            return .signal(.childrenEnded)
+        }
+        return closed ? .closed : .empty
+    }
+
+    /// Refuses every later signal. The caller tells the engine, so that a parked host wakes
+    /// and finds ``Mail/closed``.
+    @inlinable
+    mutating func close() {
+        closed = true
+    }
+
+    /// Claims the host role; `false` if a host already has it or had it.
+    @inlinable
+    mutating func claimHost() -> Bool {
+        guard case .unhosted = hosting else { return false }
+        hosting = .hosted
+        return true
+    }
+
+    /// The host leaves: the signal handed over to it meanwhile, to handle before it asks again;
+    /// `nil` once it has gone, and the drain role's holder runs the state's owner from then on.
+    @inlinable
+    mutating func leave() -> Signal? {
+        switch hosting {
+        case .hosted, .leaving(nil):
+            hosting = .ended
+            return nil
+        case .leaving(let signal?):
+            hosting = .leaving(nil)
+            return signal
+        case .unhosted, .ended:
+            invalid("leave()")
         }
     }
 
-    /// Refuses every later signal, and wakes a waiting host with `nil`.
-    @inlinable
-    func close() {
-        let host: UnsafeContinuation<Signal?, Never>? = contents.withLock { contents in
-            contents.closed = true
-            defer { contents.host = nil }
-            return contents.host
+    @usableFromInline
+    var stateName: String {
+        switch hosting {
+        case .unhosted: "unhosted"
+        case .hosted: closed ? "hosted, closed" : "hosted"
+        case .leaving(nil): "leaving"
+        case .leaving(.some): "leaving with a signal"
+        case .ended: "ended"
         }
-        host?.resume(returning: nil)
+    }
+
+    @usableFromInline
+    func invalid(_ transition: StaticString) -> Never {
+        preconditionFailure("HostMailbox.\(transition) in state \(stateName): only one signal is ever in flight, and a host leaves once")
     }
 }

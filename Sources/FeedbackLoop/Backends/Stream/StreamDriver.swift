@@ -6,20 +6,22 @@ import Synchronization
 /// every effect, priority propagates, and the host ends only once every effect has.
 ///
 /// Events wait in the loop's shared queue (where capacity, `sendAndWait` and statistics work as on
-/// every backend). The `send` that finds the loop idle takes the drain role and posts the event
-/// to the host's mailbox; the host then drains whatever has arrived meanwhile in the same turn, so
-/// a burst costs one resumption of the host, not one per event.
+/// every backend). An idle host is parked in the loop's own lock (``HostSlot``): the `send` that
+/// finds the loop idle takes the drain role and the parked host in one lock round trip and
+/// resumes it with the event; the host then drains whatever has arrived meanwhile in the same
+/// turn, so a burst costs one resumption of the host, not one per event. Every other signal goes
+/// through the host's ``HostMailbox``.
 ///
 /// The host is a task of the loop's own, started with the loop (``LoopHosting/ownTask``), or the
 /// task of whoever calls ``Loop/run()`` (``LoopHosting/run``): events sent before then wait.
 @usableFromInline
 final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @unchecked Sendable {
     // @unchecked: `owner` and `children` are touched only by the host — the one task that
-    // takes from `mailbox` — or, once the host has ended, by the holder of the drain role (see
-    // `Hosting`). `mailbox` and `hosting` are Sendable.
+    // parks in the engine's `HostSlot` and takes from `mailbox` — or, once the host has ended, by
+    // the holder of the drain role (see `HostMailbox.Hosting`). `mailbox` is Sendable.
 
-    /// What the host is told to do. There is at most one signal in flight: each is sent by the
-    /// holder of the drain role, which passes the role on with it.
+    /// What the host is told to do through its mailbox. There is at most one signal in flight:
+    /// each is sent by the holder of the drain role, which passes the role on with it.
     @usableFromInline
     enum Signal: Sendable {
         /// Drain the queue, starting with this event, which a sender that found the loop idle
@@ -35,32 +37,17 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     }
 
     @usableFromInline let owner: StateOwner<State, Event>
-    @usableFromInline let mailbox: HostMailbox<State, Event>
     /// Inline rather than a `Lock` object, which every idle loop would keep as one more allocation.
-    @usableFromInline let hosting: InlineLock<Hosting>
+    @usableFromInline let mailbox: InlineLock<HostMailbox<State, Event>>
     /// `.run` effects started during the current drain pass, for the host to add to its group.
     @exclusivity(unchecked) @usableFromInline var children: [ChildEffect<State, Event>] = []
     /// Effects in the host's group that have not ended.
     @usableFromInline let running = Atomic<Int>(0)
 
-    /// Who runs the state's owner: nobody yet, the host, or — once the host has ended, which happens
-    /// only when its task was cancelled before the loop was torn down — the holder of the drain
-    /// role, on the spot. A signal the mailbox refused because its host was already gone is
-    /// handed over here, so that exactly one party handles it.
-    @usableFromInline
-    enum Hosting {
-        case unhosted
-        case hosted
-        /// The host is leaving; it handles this signal, refused by the mailbox, before it goes.
-        case leaving(Signal?)
-        case ended
-    }
-
     @inlinable
     init(owner: sending StateOwner<State, Event>) {
         self.owner = owner
-        mailbox = HostMailbox()
-        hosting = InlineLock(.unhosted)
+        mailbox = InlineLock(HostMailbox())
     }
 
     // MARK: The seam
@@ -128,20 +115,11 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @inlinable
     @inline(__always)
     func send(_ signal: Signal, _ engine: LoopEngine<State, Event>) {
-        guard !mailbox.post(signal) else { return }
-        // The host's task was cancelled, and its mailbox closed.
-        let handleHere: Bool = hosting.withLock { hosting in
-            switch hosting {
-            case .hosted, .leaving(nil):
-                hosting = .leaving(signal)
-                return false
-            case .ended:
-                return true
-            case .unhosted, .leaving(.some):
-                preconditionFailure("StreamDriver: a signal was refused while \(hosting); only one is ever in flight")
-            }
+        switch mailbox.withLock({ $0.post(signal) }) {
+        case .posted: engine.postedToHost()
+        case .handedOver: return
+        case .handleHere: obeyInPlace(signal, engine)
         }
-        if handleHere { obeyInPlace(signal, engine) }
     }
 
     // MARK: The host
@@ -149,16 +127,12 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// Claims the host role; `false` if a host already has it or had it.
     @inlinable
     func claimHost() -> Bool {
-        hosting.withLock { hosting in
-            guard case .unhosted = hosting else { return false }
-            hosting = .hosted
-            return true
-        }
+        mailbox.withLock { $0.claimHost() }
     }
 
     /// Runs the loop until it is torn down, then waits for every effect to end. The caller must
     /// have claimed the role (``claimHost()``); `cancellable` when the calling task is one that
-    /// someone can cancel (see ``HostMailbox/next(cancellable:)``).
+    /// someone can cancel (see ``wait(_:cancellable:_:)``).
     ///
     /// The task group exists only while effects run: a discarding task group in a parked task
     /// nearly doubles what the task costs, so an idle host waits for its next signal outside any
@@ -166,37 +140,106 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// last to end wakes the host with ``Signal/childrenEnded``). The `loops` scenario's bytes per
     /// idle loop measure it.
     ///
-    /// Always inlined, as the mailbox's `next` and `take` are: a task allocates its first frame
-    /// with itself, and every further frame from a slab of about a kilobyte that it keeps for
-    /// life. Inlined into the task that hosts, a host parked between events, whose event
-    /// wake-ups call nothing asynchronous, needs no slab (the `loops` scenario's bytes per idle
-    /// loop measure it).
+    /// A wake-up by one event runs its first pass inside the continuation the host then waits
+    /// on, so that the lock that releases the drain role parks the host too (``DrainEnd/parked``):
+    /// one lock per wake-up on the host's side, and the sender's lock takes the role and the host
+    /// at once (the `service` workload measures it).
+    ///
+    /// Always inlined, as ``wait(_:cancellable:_:)`` is: a task allocates its first frame with
+    /// itself, and every further frame from a slab of about a kilobyte that it keeps for life.
+    /// Inlined into the task that hosts, a host parked between events, whose event wake-ups call
+    /// nothing asynchronous, needs no slab (the `loops` scenario's bytes per idle loop measure it).
     @inlinable
     @inline(__always)
     func host(_ engine: LoopEngine<State, Event>, cancellable: Bool) async {
-        // `.released`: waiting for a signal; `.held`: a drain stopped, still holding the role, to
-        // add the effects it started to a group.
-        var end = DrainEnd.released
+        // What was posted before the host started waits in its mailbox.
+        var wake = HostWake<Event>.mail
         while true {
-            if case .released = end {
-                guard let signal = await mailbox.next(cancellable: cancellable) else { return leaveCancelled(engine) }
-                // `obey` with no group to start effects in, its first pass synchronous: an
-                // asynchronous call costs a frame of the task's allocator per wake-up (the
-                // `service` workload measures it), and its slab for the task's life.
-                end = firstPass(signal, engine)
-                if end.holdsRole && children.isEmpty {
-                    end = await engine.continueTurns(owner, after: end) { children.isEmpty }
+            var end: DrainEnd
+            switch wake {
+            case .event(let event, let handle):
+                end = .released
+                // Inline: a call of its own cost ~35 instructions per wake-up (the `service`
+                // workload measures it); what the pass keeps is synchronous, outside the frame an
+                // idle host keeps (the `loops` scenario's bytes per idle loop measure it).
+                wake = await wait(engine, cancellable: cancellable) { host in
+                    end = engine.drainPass(
+                        owner, event: event, from: handle, budget: LoopEngine<State, Event>.turnBudget, parking: host)
+                    if case .parked = end { return true }
+                    return false
                 }
+                if case .parked = end { continue }
+            case .mail:
+                switch mailbox.withLock({ $0.take() }) {
+                case .signal(let signal):
+                    end = firstPass(signal, engine)
+                case .closed:
+                    return leaveCancelled(engine)
+                case .empty:
+                    wake = await wait(engine, cancellable: cancellable) { engine.parkHost($0) }
+                    continue
+                }
+            }
+            if end.holdsRole && children.isEmpty {
+                end = await engine.continueTurns(owner, after: end) { children.isEmpty }
             }
             if end.holdsRole || !children.isEmpty {
                 guard let after = await hostWithChildren(engine, from: end, cancellable: cancellable) else { return }
                 end = after
             }
             if case .tornDown = end {
-                mailbox.close()
+                mailbox.withLock { $0.close() }
                 leave(engine)
                 return
             }
+            wake = .mail
+        }
+    }
+
+    /// The host waits for its next wake-up: `park` runs inside the continuation it waits on and
+    /// returns whether it parked the host in the engine (``HostSlot``), whose next wake-up then
+    /// resumes it; otherwise the host resumes itself at once to look in its mailbox.
+    ///
+    /// With `cancellable`, cancelling the calling task closes the mailbox and wakes the host, as
+    /// it ended the stream the host once consumed: for a host in a task someone can cancel
+    /// (``Loop/run()``'s caller, or `stop()`'s hosting a teardown). A host in a task of its own,
+    /// whose handle nobody holds, waits without the cancellation handler, which costs a status
+    /// record on every wait.
+    @inlinable
+    @inline(__always)
+    nonisolated(nonsending)
+    func wait(
+        _ engine: LoopEngine<State, Event>, cancellable: Bool,
+        _ park: (UnsafeContinuation<HostWake<Event>, Never>) -> Bool
+    ) async -> HostWake<Event> {
+        guard cancellable else {
+            return await withUnsafeContinuation { host in
+                if !park(host) { host.resume(returning: .mail) }
+            }
+        }
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { host in
+                if !park(host) { host.resume(returning: .mail) }
+            }
+        } onCancel: {
+            mailbox.withLock { $0.close() }
+            engine.postedToHost()
+        }
+    }
+
+    /// The next signal for a host that waits among its effects; `nil` once the mailbox is closed
+    /// (after what was pending).
+    @inlinable
+    nonisolated(nonsending)
+    func nextSignal(_ engine: LoopEngine<State, Event>, cancellable: Bool) async -> Signal? {
+        while true {
+            switch mailbox.withLock({ $0.take() }) {
+            case .signal(let signal): return signal
+            case .closed: return nil
+            case .empty: break
+            }
+            let wake = await wait(engine, cancellable: cancellable) { engine.parkHost($0) }
+            if case .event(let event, let handle) = wake { return .event(event, handle) }
         }
     }
 
@@ -218,7 +261,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
                 }
             }
             while case .released? = end, running.load(ordering: .acquiring) > 0 {
-                guard let signal = await mailbox.next(cancellable: cancellable) else {
+                guard let signal = await nextSignal(engine, cancellable: cancellable) else {
                     // Before the group ends the effects by cancelling the tree.
                     leaveCancelled(engine)
                     end = nil
@@ -303,7 +346,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
             // The child carries everything its task needs: the closure captures one reference.
             group.addTask(priority: child.priority) {
                 await child.run()
-                child.driver.childEnded()
+                child.driver.childEnded(child.engine)
             }
         }
         children.removeAll(keepingCapacity: true)
@@ -311,9 +354,10 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
 
     /// The last running effect wakes a host that waits in its group, so that it can leave it.
     @inlinable
-    func childEnded() {
-        if running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
-            _ = mailbox.post(.childrenEnded)  // refused once the host has gone: nothing to wake
+    func childEnded(_ engine: LoopEngine<State, Event>) {
+        // Refused once the host has gone: nothing to wake.
+        if running.subtract(1, ordering: .acquiringAndReleasing).newValue == 0, mailbox.withLock({ $0.postChildrenEnded() }) {
+            engine.postedToHost()
         }
     }
 
@@ -323,7 +367,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     /// the task tree, ends the effects, and they count as cancelled.
     @usableFromInline
     func leaveCancelled(_ engine: LoopEngine<State, Event>) {
-        mailbox.close()
+        mailbox.withLock { $0.close() }
         if engine.beginStopTakingTeardown() { engine.tearDown(owner) }
         leave(engine)
     }
@@ -335,19 +379,7 @@ final class StreamDriver<State: Sendable, Event: Sendable>: LoopDriver, @uncheck
     @usableFromInline
     func leave(_ engine: LoopEngine<State, Event>) {
         while true {
-            let signal: Signal? = hosting.withLock { hosting in
-                switch hosting {
-                case .hosted, .leaving(nil):
-                    hosting = .ended
-                    return nil
-                case .leaving(let signal?):
-                    hosting = .leaving(nil)
-                    return signal
-                case .unhosted, .ended:
-                    preconditionFailure("StreamDriver: the host left twice")
-                }
-            }
-            guard let signal else { return }
+            guard let signal = mailbox.withLock({ $0.leave() }) else { return }
             obeyInPlace(signal, engine)
         }
     }

@@ -11,8 +11,8 @@
 /// itself, its state and the transition — where a transition makes no sense:
 /// ``Phase`` (the loop's life and its drain role, consulted first by every transition),
 /// ``Intake`` (the queue, parked `sendAndWait` calls, the capacity), ``RunningEffects``,
-/// ``Waiting`` (idle and stop waiters), ``Publication`` (the published state and the counts) and
-/// ``ObserversAtStop``. This type coordinates them and writes nothing of its own: its fields'
+/// ``Waiting`` (idle and stop waiters), ``Publication`` (the published state and the counts),
+/// ``ObserversAtStop`` and ``HostSlot`` (where the `stream` host parks). This type coordinates them and writes nothing of its own: its fields'
 /// setters are private to this file, where every transition is, so `LoopEngine` and the
 /// backends (`callback`, `actor`, `stream`) can read them but only change them through the
 /// transitions. Nothing here is `private` outright only because `@inlinable` transitions — which
@@ -32,6 +32,7 @@ struct LoopStateMachine<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline private(set) var waiting = Waiting()
     @usableFromInline private(set) var publication: Publication<State>
     @usableFromInline private(set) var observersAtStop = ObserversAtStop<State>.collecting([])
+    @usableFromInline private(set) var host = HostSlot<Event>.away
 
     @inlinable
     init(initial: State, capacity: Int) {
@@ -123,8 +124,10 @@ extension LoopStateMachine {
     @usableFromInline
     enum SendAction {
         /// The loop was idle: the caller now holds the drain role with the event in hand, not
-        /// queued, and reduces it first.
-        case reduce
+        /// queued, and reduces it first — or, when the loop's host was parked (see
+        /// ``HostSlot``), took the role for the host and resumes `host` with the event after
+        /// the lock.
+        case reduce(host: UnsafeContinuation<HostWake<Event>, Never>?)
         /// Queued behind the current drain.
         case queued
         /// Not queued; counted. `firstWarning` is true the first time for this reason.
@@ -153,7 +156,7 @@ extension LoopStateMachine {
         }
         switch admit(external: handle == nil) {
         case .takeRole:
-            return .reduce
+            return .reduce(host: host.takeForEvent())
         case .append:
             intake.append(.event(event, handle))
             return .queued
@@ -339,6 +342,33 @@ extension LoopStateMachine {
     mutating func takeReadyWaiters() -> [CheckedContinuation<Void, Never>] {
         guard waiting.hasWaiters else { return [] }
         return waiting.takeReady(idle: isIdle)
+    }
+}
+
+// MARK: - The host: where a backend's host task waits for work (see `HostSlot`)
+
+extension LoopStateMachine {
+    /// The host waits for its next wake-up, unless mail came since it last looked in its
+    /// mailbox; `false` then, and it looks there first.
+    @inlinable
+    mutating func parkHost(_ continuation: UnsafeContinuation<HostWake<Event>, Never>) -> Bool {
+        host.park(continuation)
+    }
+
+    /// ``parkHost(_:)`` in the lock of a pass that released the drain role, so that the next
+    /// sender takes the role and the host at once. Not while effects are registered: `.run`
+    /// effects the pass started wait for the host to start them, and the host then waits among
+    /// them (or mail came since it last looked).
+    @inlinable
+    mutating func parkHostAfterPass(_ continuation: UnsafeContinuation<HostWake<Event>, Never>) -> Bool {
+        guard effects.isEmpty else { return false }
+        return host.park(continuation)
+    }
+
+    /// Something was posted to the host's mailbox: the parked host to wake, if any.
+    @inlinable
+    mutating func postToHost() -> UnsafeContinuation<HostWake<Event>, Never>? {
+        host.post()
     }
 }
 
