@@ -199,7 +199,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
     @usableFromInline let configuration: DurableConfiguration
     @usableFromInline let guarded: Lock<Guarded>
-    /// Events' encoder: JSON as `JSONEncoder` writes it, for `JSONDecoder` at recovery.
+    /// Events' and snapshots' encoder: JSON as `JSONEncoder` writes it, for `JSONDecoder` at
+    /// recovery.
     @usableFromInline let encoder = JournalEncoder()
 
     @usableFromInline
@@ -357,7 +358,6 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         var head = head
         // The state as of the journal's head, for snapshots; kept only when they are written.
         var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered
-        let stateEncoder = JSONEncoder()
         let schemaVersion = configuration.schemaVersion
         // The batch journaled last, numbered from `first`, until it is handed over.
         var journaled: (batch: [Pending], first: UInt64)?
@@ -396,7 +396,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 do {
                     snapshot = JournalRecord(
                         sequence: last, schemaVersion: configuration.schemaVersion,
-                        payload: Array(try stateEncoder.encode(shadow)))
+                        payload: try encoder.encode(shadow))
                 } catch {
                     configuration.logger.error("durable loop '\(loopID)': the state cannot be encoded, no snapshot at \(last): \(error)")
                 }
