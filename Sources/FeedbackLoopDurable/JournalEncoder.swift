@@ -1,10 +1,12 @@
 #if Durable
 import Foundation
 
-/// Encodes a journaled event as JSON that `JSONDecoder` reads back into the value
+/// Encodes a journaled event or snapshot as JSON that `JSONDecoder` reads back into the value
 /// `JSONEncoder` (default options) would have given it, at a fraction of `JSONEncoder`'s cost:
 /// the durable loop encodes every event on its sender's thread, and for small events
-/// `JSONEncoder`'s fixed cost per call (~1 µs for an `Int`) was most of a group-commit `send`.
+/// `JSONEncoder`'s fixed cost per call (~1 µs for an `Int`) was most of a group-commit `send`;
+/// a snapshot, encoded by the committer between two appends, costs `JSONEncoder` about twice
+/// as much as this writer.
 ///
 /// It writes the JSON as the value's `encode(to:)` asks for it, into one byte array. Whatever it
 /// does not write the way `JSONEncoder` would, it hands to `JSONEncoder` for the whole value:
@@ -35,27 +37,40 @@ struct JournalEncoder: Sendable {
 struct Unsupported: Error {}
 
 /// The JSON being written, and the containers still open in it, innermost last.
+///
+/// One `encode` call makes it and uses it on its own thread, and none of its accesses to its
+/// properties spans a call out of it (to a value's `encode(to:)`): its properties skip the
+/// run-time exclusivity checks, which cost more than the writes they guard (two calls into the
+/// run time for every byte of a string).
 final class JSONWriter {
     struct Frame {
         let id: Int
         let isObject: Bool
         var count = 0
-        /// An object's first key, and once it has a second, all its keys so far: to find a key
-        /// written twice.
-        var firstKey = ""
-        var keys: [String] = []
+        /// Where this object's keys begin in ``keys``.
+        let firstKey: Int
+        /// This object's keys once it has more than ``JSONWriter/scannedKeys``: found by hash
+        /// rather than by a scan of ``keys``.
+        var keySet: Set<String>?
     }
 
-    var bytes: [UInt8] = []
-    var frames: [Frame] = []
-    var lastID = 0
+    /// An object holds at most this many keys before its keys go in a set (a scan is cheaper
+    /// below it: most keys are short, compared without hashing).
+    static let scannedKeys = 16
+
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var frames: [Frame] = []
+    /// The keys written so far in every open object, outermost first: to find a key written
+    /// twice, which `JSONEncoder` would merge.
+    @exclusivity(unchecked) var keys: [String] = []
+    @exclusivity(unchecked) var lastID = 0
     /// The value slot an encoder was handed for, not filled yet: the next value written fills
     /// it, and only the encoder of that slot may write it.
-    var openSlot: Int?
-    var lastSlot = 0
+    @exclusivity(unchecked) var openSlot: Int?
+    @exclusivity(unchecked) var lastSlot = 0
     /// Set by every refusal, so that a value whose `encode(to:)` swallowed the error (`try?`)
     /// still goes to `JSONEncoder` rather than out half written.
-    var refused = false
+    @exclusivity(unchecked) var refused = false
 
     init() {
         bytes.reserveCapacity(64)
@@ -69,7 +84,14 @@ final class JSONWriter {
 
     func finish() throws {
         guard !refused, openSlot == nil, !bytes.isEmpty else { throw refuse() }
-        while let frame = frames.popLast() { bytes.append(frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) }
+        while !frames.isEmpty { close() }
+    }
+
+    /// Closes the innermost container.
+    private func close() {
+        let frame = frames.removeLast()
+        bytes.append(frame.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+        if frame.isObject { keys.removeSubrange(frame.firstKey...) }
     }
 
     /// Closes the containers opened inside the frame `id`, so that it can take its next element;
@@ -77,10 +99,7 @@ final class JSONWriter {
     /// was started) or when a value slot inside it was handed out and never filled.
     func reopen(_ id: Int) throws {
         guard openSlot == nil else { throw refuse() }
-        while let top = frames.last, top.id != id {
-            frames.removeLast()
-            bytes.append(top.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
-        }
+        while let top = frames.last, top.id != id { close() }
         guard !frames.isEmpty else { throw refuse() }
     }
 
@@ -88,22 +107,19 @@ final class JSONWriter {
     func beginMember(_ id: Int, key: String) throws {
         try reopen(id)
         let index = frames.count - 1
-        // An object's first key needs no record: most objects of an event (an enum's case, its
-        // one payload) have one.
-        if frames[index].count > 0 {
-            if frames[index].keys.isEmpty { frames[index].keys.append(firstKey(of: index)) }
-            if frames[index].keys.contains(key) { throw refuse() }
-            frames[index].keys.append(key)
+        let count = frames[index].count
+        if count < Self.scannedKeys {
+            if count > 0, keys[frames[index].firstKey...].contains(key) { throw refuse() }
+            keys.append(key)
         } else {
-            frames[index].firstKey = key
+            if count == Self.scannedKeys { frames[index].keySet = Set(keys[frames[index].firstKey...]) }
+            guard frames[index].keySet!.insert(key).inserted else { throw refuse() }
         }
-        if frames[index].count > 0 { bytes.append(UInt8(ascii: ",")) }
-        frames[index].count += 1
+        if count > 0 { bytes.append(UInt8(ascii: ",")) }
+        frames[index].count = count + 1
         writeString(key)
         bytes.append(UInt8(ascii: ":"))
     }
-
-    private func firstKey(of index: Int) -> String { frames[index].firstKey }
 
     /// Writes the separator of a new element of the array `id`.
     func beginElement(_ id: Int) throws {
@@ -116,7 +132,7 @@ final class JSONWriter {
     /// Opens an object or an array where the writer stands, and returns its id.
     func open(object: Bool) -> Int {
         lastID += 1
-        frames.append(Frame(id: lastID, isObject: object))
+        frames.append(Frame(id: lastID, isObject: object, firstKey: keys.count))
         bytes.append(object ? UInt8(ascii: "{") : UInt8(ascii: "["))
         return lastID
     }
@@ -157,8 +173,20 @@ final class JSONWriter {
         }
     }
 
+    /// Writes the decimal digits of `value` straight into ``bytes``: `String(value)` costs a
+    /// string's making and copying per number.
     func writeInteger<Integer: BinaryInteger>(_ value: Integer) {
-        bytes.append(contentsOf: String(value).utf8)
+        guard var magnitude = UInt64(exactly: value.magnitude) else {
+            bytes.append(contentsOf: String(value).utf8)
+            return
+        }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
     }
 
     /// As JSONEncoder writes it: Swift's shortest round-tripping form, less a trailing ".0".
@@ -171,23 +199,33 @@ final class JSONWriter {
     }
 
     func writeString(_ string: String) {
-        bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0xF)])
-            default: bytes.append(byte)
+        var string = string
+        string.withUTF8 { utf8 in
+            bytes.append(UInt8(ascii: "\""))
+            // Most strings need no escape: their bytes go in at once.
+            if utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+                bytes.append(contentsOf: utf8)
+            } else {
+                for byte in utf8 { writeEscaped(byte) }
             }
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private func writeEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        case 0..<0x20:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+            bytes.append(hex[Int(byte >> 4)])
+            bytes.append(hex[Int(byte & 0xF)])
+        default: bytes.append(byte)
+        }
     }
 }
 

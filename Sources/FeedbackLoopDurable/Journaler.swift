@@ -94,7 +94,12 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
 
     @usableFromInline
     struct Guarded: Sendable {
+        /// The events not yet in a transaction: `pending[taken...]`. Batches are taken from the
+        /// front by moving `taken` rather than by moving every event behind them down (a sender
+        /// that outpaces the disk leaves tens of thousands behind each batch); the taken ones go
+        /// once they are half the array.
         @usableFromInline var pending: [Pending] = []
+        @usableFromInline var taken = 0
         /// The committer, parked until there is work (or, with ``wakeAtApplied``, until the inner
         /// loop has reduced that far) or a stop.
         @usableFromInline var wake: CheckedContinuation<Void, Never>?
@@ -123,8 +128,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         @inlinable
         func parking(head: UInt64) -> Wait? {
             if isStopping { return nil }
-            guard let first = pending.first else { return .event }
-            if first.proposal != nil, latest.sequence < head { return .applied(head) }
+            guard taken < pending.count else { return .event }
+            if pending[taken].proposal != nil, latest.sequence < head { return .applied(head) }
             return nil
         }
 
@@ -136,25 +141,48 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             while true {
                 if isStopping { return .stop }
                 if let wait = parking(head: head) { return .park(wait) }
-                let first = pending[0]
                 var count = 0
-                if let proposal = first.proposal {
+                if let proposal = pending[taken].proposal {
                     if Journaler.silenced(proposal) {
-                        dropped.append(first.event)
+                        dropped.append(pending[taken].event)
                         droppedProposals += 1
-                        pending.removeFirst()
+                        dropFront(1)
                         continue
                     }
                     count = 1
                 }
-                while count < min(limit, pending.count), pending[count].proposal == nil { count += 1 }
-                if count == pending.count {
+                let available = min(limit, pending.count - taken)
+                while count < available, pending[taken + count].proposal == nil { count += 1 }
+                if taken == 0, count == pending.count {
                     defer { pending = [] }
                     return .batch(pending)
                 }
-                defer { pending.removeFirst(count) }
-                return .batch(Array(pending.prefix(count)))
+                defer { dropFront(count) }
+                return .batch(Array(pending[taken..<taken + count]))
             }
+        }
+
+        /// Takes the first `count` pending events out of ``pending``.
+        @inlinable
+        mutating func dropFront(_ count: Int) {
+            taken += count
+            if taken == pending.count {
+                pending = []
+                taken = 0
+            } else if taken >= pending.count / 2 {
+                pending.removeFirst(taken)
+                taken = 0
+            }
+        }
+
+        /// Takes every pending event out of ``pending``.
+        @inlinable
+        mutating func takeAll() -> ArraySlice<Pending> {
+            defer {
+                pending = []
+                taken = 0
+            }
+            return pending[taken...]
         }
     }
 
@@ -171,7 +199,8 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
     @usableFromInline let configuration: DurableConfiguration
     @usableFromInline let guarded: Lock<Guarded>
-    /// Events' encoder: JSON as `JSONEncoder` writes it, for `JSONDecoder` at recovery.
+    /// Events' and snapshots' encoder: JSON as `JSONEncoder` writes it, for `JSONDecoder` at
+    /// recovery.
     @usableFromInline let encoder = JournalEncoder()
 
     @usableFromInline
@@ -250,11 +279,10 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     /// `error`) and lets the committer end after the transaction it is in.
     @usableFromInline
     func beginStop(_ error: any Error) {
-        let (wake, discarded) = guarded.withLock { guarded -> (CheckedContinuation<Void, Never>?, [Pending]) in
+        let (wake, discarded) = guarded.withLock { guarded -> (CheckedContinuation<Void, Never>?, ArraySlice<Pending>) in
             guard !guarded.isStopping else { return (nil, []) }
             guarded.isStopping = true
-            let discarded = guarded.pending
-            guarded.pending = []
+            let discarded = guarded.takeAll()
             let wake = guarded.wake
             guarded.wake = nil
             guarded.wakeAtApplied = nil
@@ -279,9 +307,12 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         guarded.withLock { $0.failure }
     }
 
-    /// The next batch for a journal whose head is `head`, or `nil` once stopping.
+    /// The next batch for a journal whose head is `head`, or `nil` once stopping. Before it
+    /// parks, it calls `handOver`, which gives the inner loop the events journaled and not yet
+    /// handed to it and says whether there were any: the inner loop must have them to catch up
+    /// (a proposal at the front waits for it), and they must not wait for the next event.
     @inlinable
-    func nextBatch(head: UInt64) async -> [Pending]? {
+    func nextBatch(head: UInt64, handOver: () -> Bool) async -> [Pending]? {
         let limit = configuration.maximumBatch
         while true {
             var dropped: [Event] = []
@@ -294,6 +325,7 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
             case .batch(let batch): return batch
             case .stop: return nil
             case .park:
+                if handOver() { continue }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let parked = guarded.withLock { guarded in
                         guard let wait = guarded.parking(head: head) else { return false }
@@ -311,6 +343,13 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
     /// its events to the inner loop in order. Ends when stopping, or at the first failed append,
     /// which stops the loop: a loop that cannot journal must not act. When the inner loop
     /// propagates `ServiceContext`, each event reaches it in its sender's context.
+    ///
+    /// A journaled batch is handed over while the next batch's append is in flight, or before
+    /// the committer parks or ends: its events reach the inner loop only once journaled, and in
+    /// order, while the hand-over (one `send` per event) overlaps the next transaction's `fsync`.
+    /// On the `actor` and `stream` backends an inner loop that drains as fast as the events come
+    /// is woken for each of them: 1–3 ms per batch of 1,024 on a 2-core machine, as much as a
+    /// third of the append's own time.
     @inlinable
     func commit(
         into loop: Loop<Applied<State>, Envelope<Event>>, recovered: State, head: UInt64
@@ -319,13 +358,29 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
         var head = head
         // The state as of the journal's head, for snapshots; kept only when they are written.
         var shadow: State? = configuration.snapshotEvery == nil ? nil : recovered
-        let stateEncoder = JSONEncoder()
         let schemaVersion = configuration.schemaVersion
+        // The batch journaled last, numbered from `first`, until it is handed over.
+        var journaled: (batch: [Pending], first: UInt64)?
         // The loops below run once per event in code that is generic over `State` and `Event`
         // and, called from another module, not specialised: each copy of a `Pending` and each
         // generic iterator costs a metadata lookup. So they walk indices, borrow the elements in
         // place, and skip the waiters' pass (and its lock) for a batch of plain `send`s.
-        while let batch = await nextBatch(head: head) {
+        func handOver() -> Bool {
+            guard let (batch, first) = journaled else { return false }
+            journaled = nil
+            for index in batch.indices {
+                let committed = Envelope.committed(batch[index].event, sequence: first + UInt64(index))
+                if propagates {
+                    // The event's own sender's context, or none: never the context of whoever
+                    // created this loop, which the committer task inherited.
+                    ServiceContext.$current.withValue(batch[index].context) { loop.send(committed) }
+                } else {
+                    loop.send(committed)
+                }
+            }
+            return true
+        }
+        while let batch = await nextBatch(head: head, handOver: handOver) {
             var records: [JournalRecord] = []
             records.reserveCapacity(batch.count)
             var hasWaiter = false
@@ -341,13 +396,16 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                 do {
                     snapshot = JournalRecord(
                         sequence: last, schemaVersion: configuration.schemaVersion,
-                        payload: Array(try stateEncoder.encode(shadow)))
+                        payload: try encoder.encode(shadow))
                 } catch {
                     configuration.logger.error("durable loop '\(loopID)': the state cannot be encoded, no snapshot at \(last): \(error)")
                 }
             }
             do {
-                try await journal.append(loop: loopID, epoch: epoch, events: records, snapshot: snapshot)
+                let (records, snapshot) = (records, snapshot)
+                async let appended: Void = journal.append(loop: loopID, epoch: epoch, events: records, snapshot: snapshot)
+                _ = handOver()
+                try await appended
             } catch {
                 configuration.logger.error("durable loop '\(loopID)' stops: the journal refused events \(head + 1)...\(last): \(error)")
                 guarded.withLock { $0.failure = $0.failure ?? error }
@@ -364,18 +422,10 @@ final class Journaler<State: Codable & Sendable, Event: Codable & Sendable>: Sen
                     }
                 }
             }
-            for index in batch.indices {
-                let committed = Envelope.committed(batch[index].event, sequence: head + UInt64(index) + 1)
-                if propagates {
-                    // The event's own sender's context, or none: never the context of whoever
-                    // created this loop, which the committer task inherited.
-                    ServiceContext.$current.withValue(batch[index].context) { loop.send(committed) }
-                } else {
-                    loop.send(committed)
-                }
-            }
+            journaled = (batch, head + 1)
             head = last
         }
+        _ = handOver()
     }
 }
 #endif

@@ -181,6 +181,44 @@ struct JournalEncoderTests {
         #expect(try written(Event.place(Order(id: 1, note: "x"))).hasPrefix(#"{"place":{"_0":{"id":1,"note":"x","lines":[{"sku":"#))
     }
 
+    /// An object with more keys than the writer scans for a repeated one: a dictionary, as a
+    /// snapshot's state holds, and a value whose `encode(to:)` writes one of 40 keys twice.
+    struct ManyKeys: Codable, Equatable {
+        var count = 40
+        var repeated: Int?
+        struct Key: CodingKey {
+            let stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+        init(repeated: Int? = nil) { self.repeated = repeated }
+        init(from decoder: any Decoder) throws {
+            count = try decoder.container(keyedBy: Key.self).allKeys.count
+        }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            for index in 0..<count { try c.encode(index, forKey: Key(stringValue: "k\(index)")) }
+            if let repeated { try c.encode(repeated, forKey: Key(stringValue: "k\(repeated)")) }
+        }
+    }
+
+    @Test func objectsWithManyKeys() throws {
+        try Self.check(Dictionary(uniqueKeysWithValues: (0..<1_000).map { ("key \($0)", $0) }))
+        try Self.check(Dictionary(uniqueKeysWithValues: (0..<100).map { ($0, "value \($0)") }))
+        try Self.check(ManyKeys())
+        // A key written twice, after more keys than are scanned: JSONEncoder's document.
+        let twice = ManyKeys(repeated: 30)
+        #expect(throws: Unsupported.self) {
+            let writer = JSONWriter()
+            try writer.encodeValue(twice, path: [])
+            try writer.finish()
+        }
+        let ours = try JSONSerialization.jsonObject(with: Data(try JournalEncoder().encode(twice))) as? NSObject
+        let theirs = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(twice)) as? NSObject
+        #expect(ours == theirs)
+    }
+
     @Test func whatItHandsToJSONEncoder() throws {
         try Self.check(Special())
         try Self.check(Data([9, 8]))

@@ -3,6 +3,7 @@ import FeedbackLoopDurable
 import Foundation
 import Logging
 import PostgresNIO
+import SharedTestSupport
 import Testing
 
 @testable import FeedbackLoopPostgres
@@ -175,29 +176,69 @@ struct PausedOwnerTests {
 
     /// The append's fencing statement runs while the lease is live, then the append waits (here
     /// on a row that another transaction holds) until the lease has ended: its commit is refused.
+    ///
+    /// Nothing in it depends on how fast the machine runs. The append's wait for the row (half of
+    /// `statementTimeout`) is far longer than the test's own steps, and the test ends the lease
+    /// on the database's clock only once it has seen the append waiting. The one race left, the
+    /// append reaching its fencing statement before the short lease has ended, is seen, not
+    /// assumed: an append that ends while the row is still held was fenced by that statement,
+    /// which is not what this test is about, and the test tries again with a lease twice as long.
     @Test func aLateAppendCannotCommitPastItsLease() async throws {
-        let id = "late-append-\(UInt64.random(in: 0...UInt64.max))"
-        let journal = Server.journal(statementTimeout: .seconds(8))
-        let epoch = try await journal.acquire(loop: id)
-        let append = try await Server.withConnection { blocker in
+        let journal = Server.journal(leaseDuration: .seconds(120), statementTimeout: .seconds(60))
+        var lease = 1
+        while lease <= 16 {
+            let id = "late-append-\(UInt64.random(in: 0...UInt64.max))"
+            let epoch = try await journal.acquire(loop: id)
+            guard let append = try await Self.appendWaitingPastItsLease(journal, id, epoch: epoch, leaseSeconds: lease) else {
+                lease *= 2
+                continue
+            }
+            await #expect(throws: JournalError.fenced(loop: id, epoch: epoch)) {
+                try await Bounded.wait(.seconds(60), for: "the late append's answer") { try await append.value }
+            }
+            #expect(try await journal.events(loop: id, after: 0, limit: 10).isEmpty)
+            return
+        }
+        Issue.record("no append reached its fencing statement within a lease of up to 16 s")
+    }
+
+    /// Starts an append of event 1 of `id` that passes its fencing statement while a lease of
+    /// `leaseSeconds` is live and then waits for the row of event 1, which another transaction
+    /// holds until the lease has ended on the database's clock; returns the append's task, or
+    /// `nil` when the append ended before waiting (the lease was over before its fencing
+    /// statement ran).
+    static func appendWaitingPastItsLease(
+        _ journal: PostgresJournal, _ id: String, epoch: UInt64, leaseSeconds: Int
+    ) async throws -> Task<Void, any Error>? {
+        try await Server.withConnection { blocker in
             let blockerPID = try await blocker.backendPID()
             try await blocker.execute("BEGIN", logger: Self.logger)
             try await blocker.execute(
                 "INSERT INTO feedbackloop_events (loop, sequence, schema_version, payload) VALUES (\(id), 1, 1, '\\x00')",
                 logger: Self.logger)
             try await Server.execute(
-                "UPDATE feedbackloop_leases SET lease_until = clock_timestamp() + interval '1 second' WHERE loop = \(id)")
+                "UPDATE feedbackloop_leases SET lease_until = clock_timestamp() + make_interval(secs => \(leaseSeconds)) WHERE loop = \(id)")
+            let ended = Locked(false)
             let append = Task {
+                defer { ended.withLock { $0 = true } }
                 try await journal.append(
                     loop: id, epoch: epoch, events: [JournalRecord(sequence: 1, schemaVersion: 1, payload: Array("1".utf8))],
                     snapshot: nil)
             }
-            try await Bounded.until(.seconds(10), "the append to wait for the blocker, past its fencing statement") {
+            try await Bounded.until(.seconds(60), "the append to wait for the blocker, or to end without waiting") {
+                if ended.current { return true }
                 let rows = try await Server.client.query(
                     "SELECT count(*) FROM pg_stat_activity WHERE \(blockerPID) = ANY(pg_blocking_pids(pid))")
                 var count: Int64 = 0
                 for try await blocked in rows.decode(Int64.self) { count = blocked }
                 return count == 1
+            }
+            guard !ended.current else {
+                try await blocker.execute("ROLLBACK", logger: Self.logger)
+                await #expect(throws: JournalError.fenced(loop: id, epoch: epoch), "an append refused by its fencing statement") {
+                    try await append.value
+                }
+                return nil
             }
             // The lease ends on the database's clock: wait there until it has.
             try await Server.execute("""
@@ -207,10 +248,6 @@ struct PausedOwnerTests {
             try await blocker.execute("ROLLBACK", logger: Self.logger)
             return append
         }
-        await #expect(throws: JournalError.fenced(loop: id, epoch: epoch)) {
-            try await Bounded.wait(.seconds(10), for: "the late append's answer") { try await append.value }
-        }
-        #expect(try await journal.events(loop: id, after: 0, limit: 10).isEmpty)
     }
 }
 #endif
