@@ -111,14 +111,8 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
                     slots[slot & (Self.chunkSize - 1)].value.take()
                 }
                 defer {
-                    if let value {
-                        let next = lineage.next()
-                        withUniqueSlots(chunk: slot >> Self.chunkShift) { header, slots in
-                            slots[slot & (Self.chunkSize - 1)].value = value
-                            slots[slot & (Self.chunkSize - 1)].revision = next
-                            header.pointee.revision = next
-                        }
-                        wrote(slot: slot, revision: next)
+                    if value != nil {
+                        store(value, at: slot)
                     } else {
                         removeSlot(id: id, slot: slot)
                     }
@@ -257,16 +251,23 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         slotCount += 1
     }
 
+    /// Writes `value` into `slot` (`nil`: the child there was removed), stamped with a new
+    /// revision, as are the slot's chunk and the collection.
     @inlinable
-    mutating func removeSlot(id: ID, slot: Int) {
-        index[id] = nil
+    mutating func store(_ value: Value?, at slot: Int) {
         let next = lineage.next()
         withUniqueSlots(chunk: slot >> Self.chunkShift) { header, slots in
-            slots[slot & (Self.chunkSize - 1)].value = nil
+            slots[slot & (Self.chunkSize - 1)].value = value
             slots[slot & (Self.chunkSize - 1)].revision = next
             header.pointee.revision = next
         }
         wrote(slot: slot, revision: next)
+    }
+
+    @inlinable
+    mutating func removeSlot(id: ID, slot: Int) {
+        index[id] = nil
+        store(nil, at: slot)
         let holes = slotCount - index.count
         if holes >= Self.chunkSize && holes * 2 > slotCount { compact() }
     }
