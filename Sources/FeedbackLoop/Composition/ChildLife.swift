@@ -20,19 +20,13 @@ final class ChildLife: Sendable {
     @usableFromInline let outer: ChildLife?
     /// Set once, by the drain-role holder, when the child goes away; read when its effects'
     /// events are reduced (by the drain-role holder too, which the loop's lock hands from thread
-    /// to thread) and by the keyed feedback's slot table.
+    /// to thread).
     @usableFromInline let ended: Atomic<Bool>
 
     @inlinable
     init(outer: ChildLife?) {
         self.outer = outer
         self.ended = Atomic(false)
-    }
-
-    /// This life itself ended (its child went away).
-    @inlinable
-    var endedItself: Bool {
-        ended.load(ordering: .relaxed)
     }
 
     /// This life ended, or the one it lives inside did. Not inlinable: only events of a child's

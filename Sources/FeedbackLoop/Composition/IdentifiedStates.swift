@@ -111,14 +111,8 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
                     slots[slot & (Self.chunkSize - 1)].value.take()
                 }
                 defer {
-                    if let value {
-                        let next = lineage.next()
-                        withUniqueSlots(chunk: slot >> Self.chunkShift) { header, slots in
-                            slots[slot & (Self.chunkSize - 1)].value = value
-                            slots[slot & (Self.chunkSize - 1)].revision = next
-                            header.pointee.revision = next
-                        }
-                        wrote(slot: slot, revision: next)
+                    if value != nil {
+                        store(value, at: slot)
                     } else {
                         removeSlot(id: id, slot: slot)
                     }
@@ -141,11 +135,11 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     @inline(__always)  // Into the reducer: a keyed scope's every child event comes through here.
     public mutating func modify<Result>(id: ID, _ body: (inout Value) throws -> Result) rethrows -> Result? {
         guard let slot = index[id] else { return nil }
-        let next = lineage.next()
+        let next = takeRevision()
         defer { wrote(slot: slot, revision: next) }
         let offset = slot & (Self.chunkSize - 1)
         // The take, the put back and both stamps in one access to the chunk.
-        return try withUniqueSlots(chunk: slot >> Self.chunkShift) { header, slots in
+        return try withUniqueChunk(slot >> Self.chunkShift) { header, slots in
             header.pointee.revision = next
             // Taken out so that `body` changes a unique copy.
             guard var value = slots[offset].value.take() else { return nil }
@@ -173,7 +167,7 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         index = [:]
         slotCount = 0
         previousRevision = revision
-        revision = lineage.next()
+        revision = takeRevision()
         lastWrittenSlot = -1
     }
 
@@ -210,6 +204,15 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         chunk: Int, _ body: (UnsafeMutablePointer<ChunkHeader>, UnsafeMutablePointer<Slot>) throws -> Result
     ) rethrows -> Result {
         makeDirectoryUnique()
+        return try withUniqueChunk(chunk, body)
+    }
+
+    /// ``withUniqueSlots(chunk:_:)`` for a writer whose directory is its own already (after
+    /// ``takeRevision()``).
+    @inlinable
+    mutating func withUniqueChunk<Result>(
+        _ chunk: Int, _ body: (UnsafeMutablePointer<ChunkHeader>, UnsafeMutablePointer<Slot>) throws -> Result
+    ) rethrows -> Result {
         let chunks = directory.chunks
         if !isKnownUniquelyReferenced(&chunks[chunk]) {
             chunks[chunk] = chunks[chunk].copy(capacity: Self.chunkSize)
@@ -227,6 +230,16 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         }
     }
 
+    /// A revision for a write, which no write to this collection or any copy of it had before;
+    /// makes the directory this copy's own first, since revisions come from its block (see
+    /// ``Lineage``).
+    @inlinable
+    @inline(__always)  // Into every write: as a call it cost a keyed child's event ~30 instructions.
+    mutating func takeRevision() -> UInt64 {
+        makeDirectoryUnique()
+        return directory.takeRevision(from: lineage)
+    }
+
     @inlinable
     mutating func wrote(slot: Int, revision next: UInt64) {
         previousRevision = revision
@@ -238,16 +251,15 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
     mutating func append(_ value: Value, id: ID) {
         let slot = slotCount
         let chunk = slot >> Self.chunkShift
-        let next = lineage.next()
+        let next = takeRevision()
         if chunk == chunkCount {
-            makeDirectoryUnique()
             if directory.count == directory.capacity {
                 directory = directory.moved(capacity: Swift.max(2 * directory.capacity, 1))
             }
             (directory.chunks + chunk).initialize(to: Chunk.make(capacity: Self.chunkSize, revision: next))
             directory.count += 1
         }
-        withUniqueSlots(chunk: chunk) { header, slots in
+        withUniqueChunk(chunk) { header, slots in
             (slots + header.pointee.count).initialize(to: Slot(id: id, value: value, revision: next))
             header.pointee.count += 1
             header.pointee.revision = next
@@ -257,16 +269,23 @@ public struct IdentifiedStates<ID: Hashable & Sendable, Value: Sendable>: Sendab
         slotCount += 1
     }
 
+    /// Writes `value` into `slot` (`nil`: the child there was removed), stamped with a new
+    /// revision, as are the slot's chunk and the collection.
     @inlinable
-    mutating func removeSlot(id: ID, slot: Int) {
-        index[id] = nil
-        let next = lineage.next()
-        withUniqueSlots(chunk: slot >> Self.chunkShift) { header, slots in
-            slots[slot & (Self.chunkSize - 1)].value = nil
+    mutating func store(_ value: Value?, at slot: Int) {
+        let next = takeRevision()
+        withUniqueChunk(slot >> Self.chunkShift) { header, slots in
+            slots[slot & (Self.chunkSize - 1)].value = value
             slots[slot & (Self.chunkSize - 1)].revision = next
             header.pointee.revision = next
         }
         wrote(slot: slot, revision: next)
+    }
+
+    @inlinable
+    mutating func removeSlot(id: ID, slot: Int) {
+        index[id] = nil
+        store(nil, at: slot)
         let holes = slotCount - index.count
         if holes >= Self.chunkSize && holes * 2 > slotCount { compact() }
     }

@@ -71,6 +71,29 @@ struct IdentifiedStatesTests {
         #expect(states.ids == [7])
     }
 
+    /// Revisions are unique across copies: two copies of one collection, each written in its own
+    /// way, never carry the same revision, which `==` (and a keyed feedback) would take for the
+    /// same contents. Every kind of write, and past the end of a block of revisions.
+    @Test func copiesWrittenApartNeverLookAlike() {
+        var original = IdentifiedStates<Int, Int>()
+        for id in 0..<40 { original[id: id] = 0 }
+        var left = original
+        var right = original
+        left[id: 1] = 1
+        right[id: 2] = 2
+        #expect(left != right, "a write to each copy")
+        left.modify(id: 3) { $0 = 3 }
+        right.modify(id: 4) { $0 = 4 }
+        #expect(left != right, "a change in place to each copy")
+        left[id: 5] = nil
+        right[id: 6] = nil
+        #expect(left != right, "a removal from each copy")
+        var next = left
+        for round in 0..<5_000 { left.modify(id: 7) { $0 = round } }
+        for round in 0..<5_000 { next.modify(id: 8) { $0 = round } }
+        #expect(left != next, "thousands of writes to each copy")
+    }
+
     /// A loop's pattern: the state is written, then published (a copy), and the copy published
     /// before goes, unless a reader still holds it. A write reuses the directory of a copy that
     /// went; one a reader holds must stay as the reader got it.
