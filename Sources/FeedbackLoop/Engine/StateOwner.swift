@@ -146,11 +146,11 @@ final class StateOwner<State: Sendable, Event: Sendable> {
 
     /// Shows every feedback a state and the event that produced it.
     ///
-    /// The chain is borrowed, not retained: a retain and a release of its head per event
-    /// otherwise. `reactors`
-    /// holds the chain through the call: only ``endObserversAndFeedbacks()`` changes it, in the
-    /// teardown that takes the drain role, which the caller holds until the feedbacks return —
-    /// whatever they send or stop is queued or left to the holder.
+    /// The chain is borrowed, not retained (a retain and a release of its head per event
+    /// otherwise). `reactors` holds the chain through the call: only
+    /// ``endObserversAndFeedbacks()`` changes it, in the teardown that takes the drain role, which
+    /// the caller holds until the feedbacks return — whatever they send or stop is queued or left
+    /// to the holder.
     @inlinable
     @inline(__always)
     func runReactors(_ state: State, _ event: Event?, engine: LoopEngine<State, Event>) {
