@@ -16,7 +16,8 @@ typealias Reactor<State: Sendable, Event: Sendable> = (State, Event?, LoopDoor<S
 final class StateOwner<State: Sendable, Event: Sendable> {
     @exclusivity(unchecked) @usableFromInline var state: State
     @usableFromInline let reduce: @Sendable (inout State, Event) -> Void
-    @exclusivity(unchecked) @usableFromInline var reactors: [Reactor<State, Event>]
+    /// The running feedbacks, in order; `nil` when the loop has none or has stopped.
+    @exclusivity(unchecked) @usableFromInline var reactors: LoopReactors<State, Event>?
     @exclusivity(unchecked) @usableFromInline var observers = ObserverList<State>()
     /// The queue buffer the drain loop swaps with the shared queue, kept to reuse its capacity.
     @exclusivity(unchecked) @usableFromInline var spare: [QueueItem<State, Event>] = []
@@ -32,7 +33,7 @@ final class StateOwner<State: Sendable, Event: Sendable> {
     init(initial: State, reduce: @escaping @Sendable (inout State, Event) -> Void, feedbacks: [Feedback<State, Event>]) {
         self.state = initial
         self.reduce = reduce
-        self.reactors = feedbacks.map { $0.makeReactor() }
+        self.reactors = LoopReactors.make(feedbacks[...])
     }
 
     /// Handles one queue item. Runs only in the drain role.
@@ -48,11 +49,7 @@ final class StateOwner<State: Sendable, Event: Sendable> {
         case .start:
             // The initial state has no cause: what its effects start with is no caller's.
             engine.cause?.context = nil
-            lendState { state in
-                for index in reactors.indices {
-                    reactors[index](state, nil, LoopDoor(engine: engine, feedback: index))
-                }
-            }
+            lendState { state in runReactors(state, nil, engine: engine) }
         case .addObserver(let observer):
             lendState { observer.onState($0) }
             observers.append(observer)
@@ -142,11 +139,23 @@ final class StateOwner<State: Sendable, Event: Sendable> {
         }
         reduced &+= 1
         lendState { state in
-            for index in reactors.indices {
-                reactors[index](state, event, LoopDoor(engine: engine, feedback: index))
-            }
+            runReactors(state, event, engine: engine)
             observers.forEachObserver { $0.onState(state) }
         }
+    }
+
+    /// Shows every feedback a state and the event that produced it.
+    ///
+    /// The chain is borrowed, not retained (a retain and a release of its head per event
+    /// otherwise). `reactors` holds the chain through the call: only
+    /// ``endObserversAndFeedbacks()`` changes it, in the teardown that takes the drain role, which
+    /// the caller holds until the feedbacks return — whatever they send or stop is queued or left
+    /// to the holder.
+    @inlinable
+    @inline(__always)
+    func runReactors(_ state: State, _ event: Event?, engine: LoopEngine<State, Event>) {
+        guard let head = reactors else { return }
+        Unmanaged.passUnretained(head)._withUnsafeGuaranteedRef { $0.run(state, event, engine) }
     }
 
     /// Calls `body` with the state, moved out of the state's owner for the call and back after it.
@@ -172,8 +181,56 @@ final class StateOwner<State: Sendable, Event: Sendable> {
     func endObserversAndFeedbacks() {
         let observers = self.observers
         self.observers = ObserverList()
-        reactors = []
+        reactors = nil
         for observer in observers { observer.onStop?() }
+    }
+}
+
+/// A loop's running feedbacks, one link each, in order, each knowing its position in the loop's
+/// `feedbacks` (which names its effects).
+///
+/// Links rather than an array: a closure taken out of an array (or any buffer) is retained and
+/// released around its call, since the call might replace the element, while one in a `let` of
+/// an object the caller holds is called as it is — two atomic reference counts per feedback per
+/// event. A child's feedbacks keep the same shape (``ReactorChain``), but share one door, where
+/// each of these makes its own.
+@usableFromInline
+final class LoopReactors<State: Sendable, Event: Sendable> {
+    @usableFromInline let reactor: Reactor<State, Event>
+    @usableFromInline let feedback: Int
+    @usableFromInline let next: LoopReactors?
+
+    @inlinable
+    init(_ reactor: @escaping Reactor<State, Event>, feedback: Int, next: LoopReactors?) {
+        self.reactor = reactor
+        self.feedback = feedback
+        self.next = next
+    }
+
+    /// The running feedbacks of `feedbacks`, made in order. Each reactor goes from its feedback
+    /// straight into its link: passed through an array (or any generic code) on the way, it
+    /// would be stored behind one more reabstraction thunk, called on every step.
+    @inlinable
+    static func make(_ feedbacks: ArraySlice<Feedback<State, Event>>) -> LoopReactors? {
+        guard let first = feedbacks.first else { return nil }
+        let reactor = first.makeReactor()
+        return LoopReactors(reactor, feedback: feedbacks.startIndex, next: make(feedbacks.dropFirst()))
+    }
+
+    /// Calls this link's feedback, then the ones after it. Inlined into the step, so that a loop
+    /// with one feedback makes no call of its own for it.
+    @inlinable
+    @inline(__always)
+    func run(_ state: State, _ event: Event?, _ engine: LoopEngine<State, Event>) {
+        reactor(state, event, LoopDoor(engine: engine, feedback: feedback))
+        next?.runOutOfLine(state, event, engine)
+    }
+
+    /// ``run(_:_:_:)`` for the links after the first.
+    @inlinable
+    @inline(never)
+    func runOutOfLine(_ state: State, _ event: Event?, _ engine: LoopEngine<State, Event>) {
+        run(state, event, engine)
     }
 }
 
