@@ -37,39 +37,6 @@ struct BatchSendTests {
         await loop.stop()
     }
 
-    /// The same with a sender that runs all along on another thread: each batch's events stay
-    /// together and in order, wherever the other sender's events fall.
-    @Test(arguments: Backend.allCases)
-    func batchesStayContiguousBesideAConcurrentSender(backend: Backend) async throws {
-        let loop = makeLoop(backend)
-        let batches = 200, size = 5
-        let done = Gate()
-        DispatchQueue.global().async {
-            for _ in 0..<(batches * size) { loop.send(.record(-1)) }
-            done.open()
-        }
-        for batch in 0..<batches {
-            loop.send(contentsOf: (0..<size).map { Counter.Event.record(batch * size + $0) })
-        }
-        try await withDeadline("the other sender") { await done.wait() }
-        try await withDeadline("every event to be reduced") { await loop.waitUntilIdle() }
-        let history = loop.state.history
-        #expect(history.count == 2 * batches * size)
-        #expect(history.filter { $0 >= 0 } == Array(0..<(batches * size)))
-        var index = 0
-        while index < history.count {
-            if history[index] >= 0 {
-                let start = history[index]
-                #expect(start % size == 0, "a batch begins with its first event")
-                #expect(Array(history[index..<(index + size)]) == Array(start..<(start + size)), "batch at \(start) is contiguous")
-                index += size
-            } else {
-                index += 1
-            }
-        }
-        await loop.stop()
-    }
-
     @Test(arguments: Backend.allCases)
     func afterStopEveryEventOfABatchIsDroppedAndCounted(backend: Backend) async throws {
         let drops = Locked<[String]>([])
