@@ -1,5 +1,6 @@
 import Dispatch
 import FeedbackLoop
+import Instrumentation
 import Testing
 
 /// `send(contentsOf:)`: a batch enters in order and contiguously, and is dropped and counted as
@@ -9,13 +10,14 @@ struct BatchSendTests {
     private func makeLoop(
         _ backend: Backend,
         capacity: EventCapacity = .unbounded,
+        propagation: ServiceContextPropagation = .disabled,
         drops: Locked<[String]>? = nil
     ) -> Loop<Counter.State, Counter.Event> {
         Loop(
             initial: Counter.State(),
             reduce: Counter.reduce,
             backend: backend,
-            configuration: LoopConfiguration(capacity: capacity),
+            configuration: LoopConfiguration(capacity: capacity, serviceContext: propagation),
             instrumentation: drops.map { drops in
                 LoopInstrumentation(onDrop: { event, reason in drops.append("\(event) \(reason)") })
             })
@@ -23,9 +25,9 @@ struct BatchSendTests {
 
     /// Another thread's event, sent while the caller is still producing the batch, lands before
     /// the batch, never inside it: the sequence is taken whole, then enqueued in one go.
-    @Test(arguments: Backend.allCases)
-    func aBatchIsReducedInOrderWithNothingBetweenItsEvents(backend: Backend) async throws {
-        let loop = makeLoop(backend)
+    @Test(arguments: Backend.allCases, [ServiceContextPropagation.enabled, .disabled])
+    func aBatchIsReducedInOrderWithNothingBetweenItsEvents(backend: Backend, propagation: ServiceContextPropagation) async throws {
+        let loop = makeLoop(backend, propagation: propagation)
         let other = DispatchQueue(label: "other sender")
         let batch = (0..<4).lazy.map { value -> Counter.Event in
             if value == 2 { other.sync { loop.send(.record(-1)) } }
@@ -37,10 +39,10 @@ struct BatchSendTests {
         await loop.stop()
     }
 
-    @Test(arguments: Backend.allCases)
-    func afterStopEveryEventOfABatchIsDroppedAndCounted(backend: Backend) async throws {
+    @Test(arguments: Backend.allCases, [ServiceContextPropagation.enabled, .disabled])
+    func afterStopEveryEventOfABatchIsDroppedAndCounted(backend: Backend, propagation: ServiceContextPropagation) async throws {
         let drops = Locked<[String]>([])
-        let loop = makeLoop(backend, drops: drops)
+        let loop = makeLoop(backend, propagation: propagation, drops: drops)
         loop.send(.increment)
         try await withDeadline("the first event") { await loop.waitUntilIdle() }
         await loop.stop()
@@ -51,11 +53,12 @@ struct BatchSendTests {
     }
 
     /// With the drain held, the batch meets a queue with room for three: the first three go in,
-    /// in order, and the rest are dropped and counted, as many `send`s would be.
-    @Test(arguments: Backend.allCases)
-    func aBoundedQueueTakesWhatFitsAndDropsTheRest(backend: Backend) async throws {
+    /// in order, and the rest are dropped and counted, as many `send`s would be. A loop that
+    /// propagates `ServiceContext` takes the same path with each event's context.
+    @Test(arguments: Backend.allCases, [ServiceContextPropagation.enabled, .disabled])
+    func aBoundedQueueTakesWhatFitsAndDropsTheRest(backend: Backend, propagation: ServiceContextPropagation) async throws {
         let drops = Locked<[String]>([])
-        let loop = makeLoop(backend, capacity: .bounded(3), drops: drops)
+        let loop = makeLoop(backend, capacity: .bounded(3), propagation: propagation, drops: drops)
         try await withDrainHeld(loop, by: .increment, at: { $0.count == 1 }) { release in
             loop.send(contentsOf: [Counter.Event.record(1), .record(2), .record(3), .record(4), .record(5)])
             #expect(loop.statistics.eventsDroppedOverCapacity == 2)
