@@ -165,6 +165,29 @@ public final class Loop<State: Sendable, Event: Sendable>: Sendable {
         engine.receive(event, from: nil)
     }
 
+    /// Sends a batch of events into the loop, as one call of ``send(_:)`` per event would, but
+    /// with one lock round trip and at most one wake-up. Returns at once and never waits for
+    /// effects.
+    ///
+    /// The events are queued in order and contiguously: no other sender's event, and no event
+    /// an effect sends meanwhile, lands between them. The loop is woken at most once for the
+    /// whole batch (a task on ``Backend/actor``, a resumed host on ``Backend/stream``), where a
+    /// `send` per event may wake an idle loop for each. With ``Backend/callback``, if no other
+    /// thread is draining, they are reduced in place before this call returns, as `send` does.
+    ///
+    /// After ``stop()`` began each event is dropped and counted in
+    /// ``LoopStatistics/eventsDroppedAfterStop``, as `send` drops it. A
+    /// ``EventCapacity/bounded(_:)`` queue takes as many as it has room for, in order, and drops
+    /// the rest the same way (``LoopStatistics/eventsDroppedOverCapacity``). An empty sequence
+    /// does nothing.
+    ///
+    /// The sequence is copied into an array before the loop's lock is taken, so iterating it
+    /// runs no code under the lock; a lazy sequence is evaluated on the calling thread.
+    @inlinable
+    public func send(contentsOf events: some Sequence<Event>) {
+        engine.receive(contentsOf: Array(events))
+    }
+
     /// Sends an event and returns the state right after the reducer ran on it — for
     /// request/response code such as an HTTP handler.
     ///

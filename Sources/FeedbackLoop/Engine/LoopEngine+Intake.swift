@@ -32,6 +32,59 @@ extension LoopEngine {
         }
     }
 
+    /// ``Loop/send(contentsOf:)``: the events enter in one transition
+    /// (``LoopStateMachine/send(contentsOf:)``); the caller that finds the loop idle takes the
+    /// drain role with the first in hand, as ``receive(_:from:)`` does, and the holder finds the
+    /// others queued behind it. Drops are reported first, after the lock, in order.
+    @inlinable
+    func receive(contentsOf events: [Event]) {
+        if events.isEmpty { return }
+        if cause != nil {
+            receiveTraced(contentsOf: events)
+            return
+        }
+        let action = lock.withLock { $0.send(contentsOf: events) }
+        switch action {
+        case .reduce(let host, let dropped):
+            if let dropped { reportDrops(of: events, dropped) }
+            if let host {
+                host.resume(returning: .event(events[0], nil))
+            } else {
+                driver.drain(self, event: events[0], from: nil)
+            }
+        case .queued(let dropped):
+            if let dropped { reportDrops(of: events, dropped) }
+        case .dropped(let dropped):
+            reportDrops(of: events, dropped)
+        }
+    }
+
+    /// ``receive(contentsOf:)`` for a loop that propagates `ServiceContext`: every event of the
+    /// batch carries the sender's context, as each of its `send`s would.
+    @inlinable
+    @inline(never)
+    func receiveTraced(contentsOf events: [Event]) {
+        let cause = EventCause<State>(context: ServiceContext.current, handle: nil, reply: nil)
+        let items = events.map { QueueItem<State, Event>.traced($0, cause) }
+        let action = lock.withLock { $0.enqueue(contentsOf: items) }
+        switch action {
+        case .reduce(_, let dropped):
+            if let dropped { reportDrops(of: events, dropped) }
+            driver.drain(self, startingWith: items[0])
+        case .queued(let dropped):
+            if let dropped { reportDrops(of: events, dropped) }
+        case .dropped(let dropped):
+            reportDrops(of: events, dropped)
+        }
+    }
+
+    @usableFromInline
+    func reportDrops(of events: [Event], _ dropped: LoopStateMachine<State, Event>.DroppedTail) {
+        for index in dropped.from ..< events.count {
+            reportDrop(events[index], reason: dropped.reason, firstWarning: dropped.firstWarning && index == dropped.from)
+        }
+    }
+
     /// Something was posted to the host's mailbox (see ``HostSlot``): wakes the host if it is
     /// parked.
     @inlinable

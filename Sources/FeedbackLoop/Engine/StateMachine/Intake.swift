@@ -39,6 +39,15 @@ struct Intake<State: Sendable, Event: Sendable>: Sendable {
         return true
     }
 
+    /// Up to `count` items from outside take places against the capacity, as many as it has
+    /// left; returns how many did.
+    @inlinable
+    mutating func reserveExternal(upTo count: Int) -> Int {
+        let reserved = min(count, max(capacity - externalQueued, 0))
+        externalQueued += reserved
+        return reserved
+    }
+
     /// Queued behind the current drain. Only an item ``Phase/admit()`` let in reaches this, so a
     /// closed intake never gets here; the check is Phase's, once per send.
     @inlinable

@@ -176,6 +176,87 @@ extension LoopStateMachine {
         return enqueue(item, external: handle == nil)
     }
 
+    /// What ``send(contentsOf:)`` did with a batch of events: the events from `dropped.from` on,
+    /// if any, were refused and counted; the ones before it entered the loop, in order, with
+    /// nothing between them.
+    @usableFromInline
+    enum BatchAction {
+        /// The loop was idle: the caller now holds the drain role with the first event in hand,
+        /// as ``SendAction/reduce(host:)`` says; the others it admitted are queued behind it.
+        case reduce(host: UnsafeContinuation<HostWake<Event>, Never>?, dropped: DroppedTail?)
+        /// Queued behind the current drain.
+        case queued(dropped: DroppedTail?)
+        /// Stop had begun: none entered, every one counted.
+        case dropped(DroppedTail)
+    }
+
+    /// The events of a batch refused from index `from` on, all for `reason`: after stop every
+    /// one is, and a full bounded queue refuses the ones past its room. `firstWarning` is true
+    /// the first time for this reason, and goes with the first of them.
+    @usableFromInline
+    struct DroppedTail {
+        @usableFromInline let from: Int
+        @usableFromInline let reason: DropReason
+        @usableFromInline let firstWarning: Bool
+
+        @inlinable
+        init(from: Int, reason: DropReason, firstWarning: Bool) {
+            self.from = from
+            self.reason = reason
+            self.firstWarning = firstWarning
+        }
+    }
+
+    /// ``Loop/send(contentsOf:)``: `events` (not empty) from outside, admitted in one
+    /// transition, so that no other item lands between them and the drain role is taken, and
+    /// a parked host woken, at most once. Each counts against the capacity like a ``send(_:from:)``
+    /// (the first one in hand, when it takes the role, does not, as a `send`'s does not); what
+    /// does not fit, or comes after stop began, is counted here and reported by the caller after
+    /// the lock.
+    @inlinable
+    mutating func send(contentsOf events: [Event]) -> BatchAction {
+        admitBatch(count: events.count, host: true) { intake, range in
+            for index in range { intake.append(.event(events[index], nil)) }
+        }
+    }
+
+    /// ``send(contentsOf:)`` for a loop that propagates `ServiceContext`: the same rules, for
+    /// items that carry each event with its context. On `.reduce` the caller drains starting
+    /// with `items[0]`, as after ``enqueue(_:external:)``'s `.drain`; the host is never taken
+    /// here (the backend's drain wakes it, as for any queue item).
+    @inlinable
+    mutating func enqueue(contentsOf items: [QueueItem<State, Event>]) -> BatchAction {
+        admitBatch(count: items.count, host: false) { intake, range in
+            for index in range { intake.append(items[index]) }
+        }
+    }
+
+    @inlinable
+    mutating func admitBatch(
+        count: Int, host takesHost: Bool, append: (inout Intake<State, Event>, Range<Int>) -> Void
+    ) -> BatchAction {
+        if count == 0 { preconditionFailure("LoopStateMachine.admitBatch: an empty batch reached the lock") }
+        let first: Int
+        switch phase.admit() {
+        case .takeRole:
+            first = 1
+        case .refuse:
+            publication.countDropped(.afterStop, count)
+            return .dropped(DroppedTail(from: 0, reason: .afterStop, firstWarning: intake.firstWarningAfterStop()))
+        case .queue:
+            first = 0
+        }
+        let end = first + intake.reserveExternal(upTo: count - first)
+        append(&intake, first ..< end)
+        var dropped: DroppedTail?
+        if end < count {
+            publication.countDropped(.overCapacity, count - end)
+            dropped = DroppedTail(from: end, reason: .overCapacity, firstWarning: intake.firstWarningOverCapacity())
+        }
+        guard first == 1 else { return .queued(dropped: dropped) }
+        return .reduce(host: takesHost ? host.takeForEvent() : nil, dropped: dropped)
+    }
+
     @usableFromInline
     enum SubmitAction {
         case queued
