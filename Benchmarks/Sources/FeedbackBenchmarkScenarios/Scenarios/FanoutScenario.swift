@@ -79,22 +79,51 @@ public struct FanoutScenario: Sendable {
 
     static func bare(feedbacks: Int, states: Int) async -> Double {
         let reduce = opaque(Systems.add)
-        let queries = opaque((0..<feedbacks).map(Systems.fanoutQuery))
+        let made = opaque((0..<feedbacks).map(Systems.fanoutQuery))
         let elapsed = await onDedicatedThread { () -> UInt64 in
+            let queries = opaque(QueryLink.chain(made[...]))
             var state = 0
-            var last = [Int?](repeating: nil, count: feedbacks)
             let elapsed = Nanoseconds.measure {
                 for _ in 0..<states {
                     reduce(&state, 1)
-                    for index in queries.indices {
-                        let next = queries[index](state)
-                        if next != last[index] { last[index] = next }
-                    }
+                    queries?.run(state)
                 }
             }
             precondition(opaque(state) == states)
             return elapsed
         }
         return Double(elapsed) / Double(states)
+    }
+}
+
+/// The limit's queries, one link each, as the engine holds a loop's feedbacks: a closure called out
+/// of an array (or any buffer) is retained and released around its call, one in a `let` of an
+/// object the caller holds is not, so links are what a hand-written version at the floor uses.
+private final class QueryLink {
+    let query: @Sendable (Int) -> Int?
+    let next: QueryLink?
+    /// Made and touched only by the dedicated thread that runs the limit, one access at a time.
+    @exclusivity(unchecked) var last: Int?
+
+    init(_ query: @escaping @Sendable (Int) -> Int?, next: QueryLink?) {
+        self.query = query
+        self.next = next
+    }
+
+    static func chain(_ queries: ArraySlice<@Sendable (Int) -> Int?>) -> QueryLink? {
+        guard let first = queries.first else { return nil }
+        return QueryLink(first, next: chain(queries.dropFirst()))
+    }
+
+    @inline(__always)
+    func run(_ state: Int) {
+        let next = query(state)
+        if next != last { last = next }
+        self.next?.runOutOfLine(state)
+    }
+
+    @inline(never)
+    func runOutOfLine(_ state: Int) {
+        run(state)
     }
 }
